@@ -1,0 +1,58 @@
+#include "lessons/canonical.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+namespace ringlab::lessons {
+
+namespace {
+std::string collapse_spaces(std::string_view line) {
+  std::string out;
+  bool in_space = false;
+  for (char ch : line) {
+    if (std::isspace(static_cast<unsigned char>(ch))) {
+      in_space = true;
+      continue;
+    }
+    if (in_space && !out.empty()) out += ' ';
+    in_space = false;
+    out += ch;
+  }
+  return out;
+}
+}  // namespace
+
+std::string canonicalize(std::string_view output) {
+  struct Line {
+    int phase;
+    int rank;
+    std::size_t order;
+    std::string text;
+  };
+  static const std::regex rank_pattern(R"(Rank (\d+))");
+  std::vector<Line> lines;
+  int phase = 0, rank = 0;
+  std::istringstream in{std::string(output)};
+  std::string raw;
+  while (std::getline(in, raw)) {
+    std::string text = collapse_spaces(raw);
+    if (text.empty()) continue;
+    std::smatch match;
+    if (std::regex_search(text, match, rank_pattern)) {
+      rank = std::stoi(match[1]);
+      phase = text.rfind("before", 0) == 0 ? 0 : 1;
+    }
+    lines.push_back({phase, rank, lines.size(), std::move(text)});
+  }
+  std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
+    return std::tie(a.phase, a.rank) < std::tie(b.phase, b.rank);
+  });
+  std::string result;
+  for (const Line& line : lines) result += line.text + '\n';
+  return result;
+}
+
+}  // namespace ringlab::lessons

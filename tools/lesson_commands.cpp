@@ -1,0 +1,75 @@
+// `ringlab lesson NAME [--world-size N] [--backend B]`, `ringlab lesson --list`
+// and `ringlab tour`.
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "lessons/runner.hpp"
+#include "tools/commands.hpp"
+
+namespace ringlab::cli {
+
+namespace {
+
+struct LessonCommand {
+  std::string name;
+  bool list = false;
+  lessons::RunOptions options;
+  int timeout_ms = static_cast<int>(kDefaultTimeout.count());
+  std::map<std::string, std::string> algorithms;  // collective -> name
+};
+
+void apply_common(LessonCommand& cmd) {
+  cmd.options.group.timeout = Duration(cmd.timeout_ms);
+  for (const auto& [collective, algorithm] : cmd.algorithms)
+    cmd.options.group.algorithms[parse_collective(collective)] = algorithm;
+}
+
+void add_common_options(CLI::App& sub, LessonCommand& cmd) {
+  sub.add_option("--world-size,-n", cmd.options.world_size,
+                 "number of ranks (default: the article's)")
+      ->check(CLI::Range(1, 1024));
+  sub.add_option("--backend", cmd.options.backend, "inproc (ranks as threads)")
+      ->check(CLI::IsMember({"inproc"}));
+  sub.add_option("--timeout-ms", cmd.timeout_ms, "limit of every wait, in milliseconds")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--algorithm", cmd.algorithms,
+                 "COLLECTIVE=NAME, e.g. all_reduce=recursive_doubling (repeatable)")
+      ->delimiter(',');
+}
+
+void run_lesson_command(LessonCommand& cmd) {
+  if (cmd.list) {
+    for (const auto& lesson : lessons::all_lessons())
+      std::printf("%-16s world %d  %.*s\n", std::string(lesson.name).c_str(),
+                  lesson.default_world_size, static_cast<int>(lesson.teaches.size()),
+                  lesson.teaches.data());
+    return;
+  }
+  if (cmd.name.empty()) throw std::invalid_argument("name a lesson, or pass --list to see them");
+  apply_common(cmd);
+  lessons::run_inproc(lessons::find_lesson(cmd.name), cmd.options);
+}
+
+}  // namespace
+
+void add_lesson_commands(CLI::App& app) {
+  auto cmd = std::make_shared<LessonCommand>();
+  CLI::App* lesson = app.add_subcommand("lesson", "run one article program on every rank");
+  lesson->add_option("name", cmd->name, "lesson name (see --list)");
+  lesson->add_flag("--list", cmd->list, "list the lessons");
+  lesson->add_option("--root", cmd->options.args.root, "src/dst rank of a rooted collective");
+  add_common_options(*lesson, *cmd);
+  lesson->callback([cmd] { run_lesson_command(*cmd); });
+
+  auto tour_cmd = std::make_shared<LessonCommand>();
+  CLI::App* tour = app.add_subcommand("tour", "run every lesson in turn, in this terminal");
+  add_common_options(*tour, *tour_cmd);
+  tour->callback([tour_cmd] {
+    apply_common(*tour_cmd);
+    lessons::run_tour(tour_cmd->options);
+  });
+}
+
+}  // namespace ringlab::cli

@@ -1,0 +1,68 @@
+#include "transport/transport.hpp"
+
+#include <cstring>
+#include <sstream>
+
+namespace ringlab {
+
+namespace {
+constexpr Tag kCollectiveBit = Tag{1} << 63;
+}
+
+std::string describe_tag(Tag tag) {
+  std::ostringstream out;
+  if (tag & kCollectiveBit)
+    out << "collective #" << ((tag & ~kCollectiveBit) >> 20) << " step " << (tag & 0xFFFFF);
+  else
+    out << "tag " << tag;
+  return out.str();
+}
+
+std::string timeout_message(int rank, const char* verb, int peer, Tag tag, Duration timeout) {
+  std::ostringstream out;
+  out << "rank " << rank << " timed out after " << timeout.count() << " ms waiting to " << verb
+      << " rank " << peer << " (" << describe_tag(tag) << "); is rank " << peer
+      << " alive and running the same collectives in the same order?";
+  return out.str();
+}
+
+void Transport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
+                         MutBytes recv_data) {
+  auto recv_request = irecv(src, recv_tag, recv_data);
+  auto send_request = isend(dst, send_tag, send_data);
+  send_request->wait(timeout());
+  recv_request->wait(timeout());
+}
+
+void Transport::send(int dst, Tag tag, ConstBytes data) { isend(dst, tag, data)->wait(timeout()); }
+
+void Transport::recv(int src, Tag tag, MutBytes data) { irecv(src, tag, data)->wait(timeout()); }
+
+Buffer Transport::allocate(std::size_t bytes) {
+  return Buffer{std::make_shared_for_overwrite<std::byte[]>(bytes), bytes};
+}
+
+void Transport::copy(MutBytes dst, ConstBytes src) {
+  if (!src.empty()) std::memmove(dst.data(), src.data(), src.size());
+}
+
+void Transport::reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in) {
+  reduce_host(dtype, op, acc.data(), in.data(), acc.size() / element_size(dtype));
+}
+
+void Transport::divide(DType dtype, MutBytes data, int world_size) {
+  divide_host(dtype, data.data(), data.size() / element_size(dtype), world_size);
+}
+
+void Transport::check_peer(int peer, const char* what) const {
+  if (peer >= 0 && peer < size() && peer != rank()) return;
+  std::ostringstream out;
+  out << "rank " << rank() << ": " << what << " = " << peer;
+  if (peer == rank())
+    out << " is this rank itself; a rank cannot send to or receive from itself";
+  else
+    out << " is not a rank of this world; valid ranks are 0.." << size() - 1;
+  throw std::invalid_argument(out.str());
+}
+
+}  // namespace ringlab

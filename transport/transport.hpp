@@ -1,0 +1,125 @@
+// The point-to-point interface every collective is written against.
+//
+// A Transport connects one rank to the others of its world: tagged send/recv
+// of byte ranges, non-blocking isend/irecv whose Request is waited on with a
+// timeout, and a combined sendrecv that progresses both directions at once (so
+// a ring where everyone sends first never deadlocks). It also owns the memory
+// the algorithms work in (host memory here; GPU memory on the NCCL path), so
+// the algorithms copy and reduce only through it and run unchanged on every
+// backend. Implementations: transport/inproc (threads), transport/tcp
+// (processes over Boost.Asio), simulator/ (recording), transport/nccl.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "primitives/dtype.hpp"
+#include "primitives/reduce_op.hpp"
+
+namespace ringlab {
+
+using Duration = std::chrono::milliseconds;
+using Tag = std::uint64_t;
+using MutBytes = std::span<std::byte>;
+using ConstBytes = std::span<const std::byte>;
+
+inline constexpr Duration kDefaultTimeout = std::chrono::seconds(30);
+
+// Any communication failure. The message always names the ranks involved.
+class CommError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// A wait ran out of time.
+class TimeoutError : public CommError {
+ public:
+  using CommError::CommError;
+};
+// A peer is gone (its process died, its connection closed, its thread failed).
+class PeerError : public CommError {
+ public:
+  PeerError(int peer, const std::string& what) : CommError(what), peer_(peer) {}
+  int peer() const { return peer_; }
+
+ private:
+  int peer_;
+};
+
+// "tag 7" for user tags, "collective #12 step 3" for tags made by Comm.
+std::string describe_tag(Tag tag);
+// The standard timeout message: names both ranks, the direction and the tag.
+std::string timeout_message(int rank, const char* verb, int peer, Tag tag, Duration timeout);
+
+// A pending isend/irecv.
+class Request {
+ public:
+  virtual ~Request() = default;
+  // Blocks until done; throws TimeoutError (naming both ranks and the tag) or
+  // another CommError.
+  virtual void wait(Duration timeout) = 0;
+  // True once wait() would return immediately.
+  virtual bool test() = 0;
+};
+
+// A request that is already complete (an eager send, say).
+class CompletedRequest final : public Request {
+ public:
+  void wait(Duration) override {}
+  bool test() override { return true; }
+};
+
+enum class MemoryKind { Host, Device };
+
+// Scratch memory owned by a transport. Host memory by default.
+struct Buffer {
+  std::shared_ptr<std::byte[]> storage;
+  std::size_t size = 0;
+  MutBytes span() const { return {storage.get(), size}; }
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string_view name() const = 0;
+
+  // The receive buffer's size is the expected message size: a message of
+  // another size is a CommError naming both ranks (tensors that should match
+  // across ranks but do not end up here).
+  virtual std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) = 0;
+  virtual std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) = 0;
+
+  // Sends to dst while receiving from src. The default posts both and waits.
+  virtual void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
+                        MutBytes recv_data);
+
+  void send(int dst, Tag tag, ConstBytes data);
+  void recv(int src, Tag tag, MutBytes data);
+
+  // Memory. Host by default; the NCCL transport overrides these for GPU memory.
+  virtual MemoryKind memory() const { return MemoryKind::Host; }
+  virtual Buffer allocate(std::size_t bytes);
+  virtual void copy(MutBytes dst, ConstBytes src);
+  // acc = acc op in, element-wise over acc.size() / element_size(dtype) elements.
+  virtual void reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in);
+  virtual void divide(DType dtype, MutBytes data, int world_size);
+
+  Duration timeout() const { return timeout_; }
+  void set_timeout(Duration timeout) { timeout_ = timeout; }
+
+  // Throws std::invalid_argument if peer is not a rank of this world.
+  void check_peer(int peer, const char* what) const;
+
+ private:
+  Duration timeout_ = kDefaultTimeout;
+};
+
+}  // namespace ringlab
