@@ -1,6 +1,7 @@
 // Runs a lesson on every rank of a world, on the chosen backend.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "lessons/lesson.hpp"
@@ -14,8 +15,13 @@ struct RunOptions {
   ProcessGroupOptions group;
 };
 
-// Ranks as threads over the in-process transport.
-void run_inproc(const Lesson& lesson, const RunOptions& options);
+// Runs body(pg) on every rank of a world of `world` ranks on `backend`
+// ("inproc": ranks are threads of this process). Rethrows the first failure.
+void run_ranks(const std::string& backend, int world,
+               const std::function<void(ProcessGroup&)>& body, const ProcessGroupOptions& group);
+
+// Runs one lesson with run_ranks.
+void run_lesson(const Lesson& lesson, const RunOptions& options);
 
 // Every lesson at its default world size, each after a "# name (world N)"
 // header: the terminal tour of the README's main command.

@@ -49,7 +49,7 @@ void run_lesson_command(LessonCommand& cmd) {
   }
   if (cmd.name.empty()) throw std::invalid_argument("name a lesson, or pass --list to see them");
   apply_common(cmd);
-  lessons::run_inproc(lessons::find_lesson(cmd.name), cmd.options);
+  lessons::run_lesson(lessons::find_lesson(cmd.name), cmd.options);
 }
 
 }  // namespace
@@ -62,6 +62,15 @@ void add_lesson_commands(CLI::App& app) {
   lesson->add_option("--root", cmd->options.args.root, "src/dst rank of a rooted collective");
   add_common_options(*lesson, *cmd);
   lesson->callback([cmd] { run_lesson_command(*cmd); });
+
+  // The README's main job. (Opens the GUI where one is built and a display is
+  // present; otherwise runs the tour in this terminal.)
+  auto start_cmd = std::make_shared<LessonCommand>();
+  CLI::App* start = app.add_subcommand("start", "the main job: the lesson tour");
+  start->callback([start_cmd] {
+    apply_common(*start_cmd);
+    lessons::run_tour(start_cmd->options);
+  });
 
   auto tour_cmd = std::make_shared<LessonCommand>();
   CLI::App* tour = app.add_subcommand("tour", "run every lesson in turn, in this terminal");

@@ -1,0 +1,52 @@
+// nccl-tests-style benchmark of one collective on every rank of a group.
+//
+// Each size: `warmup` untimed runs, a barrier, `iters` timed runs; the time is
+// the slowest rank's average. Then one checked run on inputs with a closed
+// form, whose wrong elements are counted over all ranks (#wrong). Bandwidths
+// follow nccl-tests: algbw = size / time, busbw = algbw * factor, with factor
+// 2(n-1)/n for all_reduce; (n-1)/n for all_gather, reduce_scatter, all_to_all,
+// gather, scatter; 1 for broadcast, reduce and sendrecv.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "primitives/process_group.hpp"
+
+namespace ringlab::bench {
+
+struct BenchOptions {
+  std::string op = "all_reduce";  // a collective name, or "sendrecv"
+  std::string algorithm;          // "" = the default
+  std::size_t min_bytes = 4 << 10;
+  std::size_t max_bytes = 64 << 20;
+  DType dtype = DType::Float32;
+  ReduceOp redop = ReduceOp::SUM;
+  int root = 0;
+  int warmup = 3;
+  int iters = 10;
+};
+
+// "4K" -> 4096, "64M" -> 67108864, "1G", plain numbers are bytes.
+std::size_t parse_size(const std::string& text);
+// "4K:64M" -> {4096, 67108864}; "1M" -> {1M, 1M}.
+std::pair<std::size_t, std::size_t> parse_size_range(const std::string& text);
+
+// nccl-tests' bus bandwidth factor for op on `ranks` ranks.
+double bus_factor(const std::string& op, int ranks);
+
+struct Row {
+  std::size_t bytes;
+  std::size_t count;
+  double time_us;
+  double algbw_gbs;
+  double busbw_gbs;
+  std::int64_t wrong;
+};
+
+// Runs on every rank; rank 0 prints the header and a row per size (sizes
+// double from min to max) and every rank returns the rows.
+std::vector<Row> run(ProcessGroup& pg, const BenchOptions& options, bool print = true);
+
+}  // namespace ringlab::bench

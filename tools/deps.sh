@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what ringlab builds with, from Debian 12's packages. Run as root.
+# Skips apt when everything is already there.
+set -euo pipefail
+packages=(cmake g++ ninja-build ccache pkg-config
+          doctest-dev libboost-dev libcli11-dev
+          libimgui-dev libglfw3-dev libgl-dev xvfb xauth
+          iproute2)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
