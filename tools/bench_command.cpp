@@ -11,7 +11,7 @@ namespace ringlab::cli {
 namespace {
 struct BenchCommand {
   bench::BenchOptions options;
-  std::string backend = "inproc";
+  std::string backend = lessons::default_backend();
   int ranks = 4;
   std::string sizes = "4K:64M";
   std::string dtype = "float32";
@@ -20,6 +20,7 @@ struct BenchCommand {
 };
 }  // namespace
 
+namespace {
 void add_bench_command(CLI::App& app) {
   auto cmd = std::make_shared<BenchCommand>();
   CLI::App* sub = app.add_subcommand("bench", "time a collective, nccl-tests style");
@@ -27,7 +28,8 @@ void add_bench_command(CLI::App& app) {
                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, "
                   "gather, scatter or sendrecv");
   sub->add_option("--algorithm", cmd->options.algorithm, "algorithm name (default: the op's)");
-  sub->add_option("--backend", cmd->backend, "inproc");
+  sub->add_option("--backend", cmd->backend, "where the ranks run: " + lessons::backends_help())
+      ->check(CLI::IsMember(lessons::backend_names()));
   sub->add_option("-n,--ranks", cmd->ranks, "number of ranks")->check(CLI::Range(1, 1024));
   sub->add_option("--sizes", cmd->sizes, "MIN:MAX bytes, doubling (e.g. 4K:64M)");
   sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
@@ -49,5 +51,7 @@ void add_bench_command(CLI::App& app) {
                        [&](ProcessGroup& pg) { bench::run(pg, o); }, group);
   });
 }
+const CommandRegistrar registrar(add_bench_command);
+}  // namespace
 
 }  // namespace ringlab::cli

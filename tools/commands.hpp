@@ -1,13 +1,21 @@
-// Subcommands of the ringlab command line, one function per area.
+// Subcommands of the ringlab command line. Each area adds its own file to the
+// ringlab executable (target_sources in its CMakeLists.txt) and registers its
+// subcommand with a CommandRegistrar at namespace scope:
+//
+//   static ringlab::cli::CommandRegistrar registrar(add_sim_command);
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 namespace ringlab::cli {
 
-// `ringlab tour`, `ringlab lesson NAME`.
-void add_lesson_commands(CLI::App& app);
-// `ringlab bench`.
-void add_bench_command(CLI::App& app);
+using AddCommand = void (*)(CLI::App& app);
+
+struct CommandRegistrar {
+  explicit CommandRegistrar(AddCommand add);
+};
+
+// Adds every registered subcommand, in registration order.
+void add_registered_commands(CLI::App& app);
 
 }  // namespace ringlab::cli

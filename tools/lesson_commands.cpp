@@ -13,6 +13,7 @@ namespace ringlab::cli {
 namespace {
 
 struct LessonCommand {
+  LessonCommand() { options.backend = lessons::default_backend(); }
   std::string name;
   bool list = false;
   lessons::RunOptions options;
@@ -30,8 +31,9 @@ void add_common_options(CLI::App& sub, LessonCommand& cmd) {
   sub.add_option("--world-size,-n", cmd.options.world_size,
                  "number of ranks (default: the article's)")
       ->check(CLI::Range(1, 1024));
-  sub.add_option("--backend", cmd.options.backend, "inproc (ranks as threads)")
-      ->check(CLI::IsMember({"inproc"}));
+  sub.add_option("--backend", cmd.options.backend,
+                 "where the ranks run: " + lessons::backends_help())
+      ->check(CLI::IsMember(lessons::backend_names()));
   sub.add_option("--timeout-ms", cmd.timeout_ms, "limit of every wait, in milliseconds")
       ->check(CLI::PositiveNumber);
   sub.add_option("--algorithm", cmd.algorithms,
@@ -54,6 +56,7 @@ void run_lesson_command(LessonCommand& cmd) {
 
 }  // namespace
 
+namespace {
 void add_lesson_commands(CLI::App& app) {
   auto cmd = std::make_shared<LessonCommand>();
   CLI::App* lesson = app.add_subcommand("lesson", "run one article program on every rank");
@@ -80,5 +83,7 @@ void add_lesson_commands(CLI::App& app) {
     lessons::run_tour(tour_cmd->options);
   });
 }
+const CommandRegistrar registrar(add_lesson_commands);
+}  // namespace
 
 }  // namespace ringlab::cli

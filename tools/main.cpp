@@ -1,15 +1,32 @@
-// ringlab: the command line. Each area adds its subcommand here.
+// ringlab: the command line. Subcommands register themselves (commands.hpp).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <vector>
 
 #include "tools/commands.hpp"
+
+namespace ringlab::cli {
+
+namespace {
+std::vector<AddCommand>& registry() {
+  static std::vector<AddCommand> commands;
+  return commands;
+}
+}  // namespace
+
+CommandRegistrar::CommandRegistrar(AddCommand add) { registry().push_back(add); }
+
+void add_registered_commands(CLI::App& app) {
+  for (AddCommand add : registry()) add(app);
+}
+
+}  // namespace ringlab::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"ringlab: run, step through and check collective communication"};
   app.require_subcommand(1);
-  ringlab::cli::add_lesson_commands(app);
-  ringlab::cli::add_bench_command(app);
+  ringlab::cli::add_registered_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
