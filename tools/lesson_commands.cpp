@@ -18,13 +18,19 @@ struct LessonCommand {
   bool list = false;
   lessons::RunOptions options;
   int timeout_ms = static_cast<int>(kDefaultTimeout.count());
-  std::map<std::string, std::string> algorithms;  // collective -> name
+  std::vector<std::string> algorithms;  // "collective=name"
 };
 
 void apply_common(LessonCommand& cmd) {
   cmd.options.group.timeout = Duration(cmd.timeout_ms);
-  for (const auto& [collective, algorithm] : cmd.algorithms)
-    cmd.options.group.algorithms[parse_collective(collective)] = algorithm;
+  for (const std::string& choice : cmd.algorithms) {
+    const auto equals = choice.find('=');
+    if (equals == std::string::npos)
+      throw std::invalid_argument("--algorithm " + choice +
+                                  ": write COLLECTIVE=NAME, e.g. all_reduce=recursive_doubling");
+    cmd.options.group.algorithms[parse_collective(choice.substr(0, equals))] =
+        choice.substr(equals + 1);
+  }
 }
 
 void add_common_options(CLI::App& sub, LessonCommand& cmd) {
@@ -38,7 +44,9 @@ void add_common_options(CLI::App& sub, LessonCommand& cmd) {
       ->check(CLI::PositiveNumber);
   sub.add_option("--algorithm", cmd.algorithms,
                  "COLLECTIVE=NAME, e.g. all_reduce=recursive_doubling (repeatable)")
-      ->delimiter(',');
+      ->take_all()
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
 void run_lesson_command(LessonCommand& cmd) {
