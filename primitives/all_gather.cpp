@@ -31,49 +31,17 @@
 #include <vector>
 
 #include "primitives/algorithms.hpp"
+#include "primitives/phases.hpp"
 
 namespace ringlab {
 
-// Pieces all_reduce.cpp reuses with its own step numbers (declared again
-// there; they are not selectable algorithms, so not in algorithms.hpp).
-namespace detail {
-void all_gather_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blocks,
-                           unsigned first_step);
-void all_gather_doubling_folded(Comm& comm, Elems buf, std::span<const Chunk> groups,
-                                unsigned first_step);
-}  // namespace detail
-
 namespace {
 
-int mod(int a, int p) { return ((a % p) + p) % p; }
-
-// Folded rank of r (-1 for an even rank among the first 2*rem, which sits out).
-int folded_rank(int r, int rem) { return r < 2 * rem ? (r % 2 == 1 ? r / 2 : -1) : r - rem; }
-// The real rank that plays folded rank f.
-int unfolded_rank(int f, int rem) { return f < rem ? 2 * f + 1 : f + rem; }
-
-Elems slice(Elems buf, Chunk c) { return buf.slice(c.offset, c.count); }
-
-// P blocks inside buf; consecutive (each starts where the previous ends) when
-// the algorithm sends ranges of blocks as one message.
-void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bool consecutive,
-                  const char* algorithm) {
-  auto fail = [&](const std::string& why) {
-    throw std::invalid_argument("rank " + std::to_string(comm.rank()) + ": all_gather " +
-                                algorithm + ": " + why);
-  };
-  if (blocks.size() != static_cast<std::size_t>(comm.size()))
-    fail(std::to_string(blocks.size()) + " blocks for a world of " +
-         std::to_string(comm.size()) + " ranks");
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    if (blocks[b].end() > buf.count)
-      fail("block " + std::to_string(b) + " ends at element " + std::to_string(blocks[b].end()) +
-           ", past the buffer's " + std::to_string(buf.count));
-    if (consecutive && b > 0 && blocks[b].offset != blocks[b - 1].end())
-      fail("block " + std::to_string(b) + " does not start where block " +
-           std::to_string(b - 1) + " ends; this algorithm needs consecutive blocks");
-  }
-}
+using detail::check_blocks;
+using detail::folded_rank;
+using detail::mod;
+using detail::slice;
+using detail::unfolded_rank;
 
 }  // namespace
 
@@ -121,7 +89,7 @@ void all_gather_doubling_folded(Comm& comm, Elems buf, std::span<const Chunk> gr
 }  // namespace detail
 
 void all_gather_ring(Comm& comm, Elems buf, std::span<const Chunk> blocks) {
-  check_blocks(comm, buf, blocks, false, "ring");
+  check_blocks(comm, buf, blocks, false, "all_gather", "ring");
   detail::all_gather_ring_steps(comm, buf, blocks, 0);
 }
 
@@ -130,7 +98,7 @@ void all_gather_ring(Comm& comm, Elems buf, std::span<const Chunk> blocks) {
 // Step log2(pof2) + 1: the unfold (rank 2i+1 sends all blocks to rank 2i).
 // For a power of two rem = 0: no fold, groups are the blocks themselves.
 void all_gather_recursive_doubling(Comm& comm, Elems buf, std::span<const Chunk> blocks) {
-  check_blocks(comm, buf, blocks, true, "recursive_doubling");
+  check_blocks(comm, buf, blocks, true, "all_gather", "recursive_doubling");
   const int P = comm.size();
   const int r = comm.rank();
   const int pof2 = floor_pow2(P);

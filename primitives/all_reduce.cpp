@@ -42,38 +42,25 @@
 #include <vector>
 
 #include "primitives/algorithms.hpp"
+#include "primitives/phases.hpp"
 
 namespace ringlab {
 
 // Defined in reduce_scatter.cpp and all_gather.cpp (see there): the same
 // loops as the selectable algorithms, starting at the given step number, so
 // the two phases of one all-reduce never share a tag.
-namespace detail {
-void reduce_scatter_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blocks, ReduceOp op,
-                               unsigned first_step);
-void all_gather_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blocks,
-                           unsigned first_step);
-// Only the pof2 = groups.size() folded ranks call these.
-void reduce_scatter_halving_folded(Comm& comm, Elems buf, std::span<const Chunk> groups,
-                                   ReduceOp op, unsigned first_step);
-void all_gather_doubling_folded(Comm& comm, Elems buf, std::span<const Chunk> groups,
-                                unsigned first_step);
-}  // namespace detail
 
 namespace {
 
-// Folded rank of r (-1 for an even rank among the first 2*rem, which sits out).
-int folded_rank(int r, int rem) { return r < 2 * rem ? (r % 2 == 1 ? r / 2 : -1) : r - rem; }
-// The real rank that plays folded rank f.
-int unfolded_rank(int f, int rem) { return f < rem ? 2 * f + 1 : f + rem; }
+using detail::folded_rank;
+using detail::slice;
+using detail::unfolded_rank;
 
 unsigned log2_exact(int pof2) {
   unsigned k = 0;
   while ((1 << k) < pof2) ++k;
   return k;
 }
-
-Elems slice(Elems buf, Chunk c) { return buf.slice(c.offset, c.count); }
 
 // Binary tree: segments of at most this many bytes, and at most this many
 // segments (2 * segments step numbers must stay below 2^20).

@@ -1,0 +1,52 @@
+// Pieces shared by the all_gather, reduce_scatter and all_reduce families:
+// the ring and recursive phases (all_reduce runs them with its own step
+// numbers) and the fold that lets recursive algorithms run on a world size
+// that is not a power of two. Internal to primitives/: not selectable
+// algorithms, so not in algorithms.hpp.
+//
+// The fold (MPICH's scheme; pof2 = floor_pow2(P), rem = P - pof2): among
+// ranks 0 .. 2*rem-1 each even rank 2i hands its data to the odd rank 2i+1
+// and sits out; the pof2 ranks left are renumbered ("folded ranks")
+//     r < 2*rem (odd):  f = r / 2
+//     r >= 2*rem:       f = r - rem
+// and folded rank f stands for the blocks of its old ranks (group f = blocks
+// 2f, 2f+1 for f < rem, block f+rem otherwise).
+#pragma once
+
+#include <span>
+
+#include "primitives/comm.hpp"
+
+namespace ringlab::detail {
+
+inline int mod(int a, int p) { return ((a % p) + p) % p; }
+
+// Folded rank of r (-1 for an even rank among the first 2*rem, which sits out).
+inline int folded_rank(int r, int rem) {
+  return r < 2 * rem ? (r % 2 == 1 ? r / 2 : -1) : r - rem;
+}
+// The real rank that plays folded rank f.
+inline int unfolded_rank(int f, int rem) { return f < rem ? 2 * f + 1 : f + rem; }
+
+inline Elems slice(Elems buf, Chunk c) { return buf.slice(c.offset, c.count); }
+
+// Checks that blocks are P blocks inside buf, and consecutive (each starting
+// where the previous ends) when the algorithm sends ranges of blocks as one
+// message. Throws std::invalid_argument naming the rank, collective and
+// algorithm.
+void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bool consecutive,
+                  const char* collective, const char* algorithm);
+
+// Ring phases over steps first_step .. first_step + P-2.
+void reduce_scatter_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blocks, ReduceOp op,
+                               unsigned first_step);
+void all_gather_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blocks,
+                           unsigned first_step);
+// Recursive phases among the pof2 = groups.size() folded ranks; only those
+// ranks call them.
+void reduce_scatter_halving_folded(Comm& comm, Elems buf, std::span<const Chunk> groups,
+                                   ReduceOp op, unsigned first_step);
+void all_gather_doubling_folded(Comm& comm, Elems buf, std::span<const Chunk> groups,
+                                unsigned first_step);
+
+}  // namespace ringlab::detail
