@@ -34,16 +34,21 @@ std::string canonicalize(std::string_view output) {
   };
   static const std::regex rank_pattern(R"(Rank (\d+))");
   std::vector<Line> lines;
-  int phase = 0, rank = 0;
+  // Lines without a rank ("scater list: ...", "gather_list: ...") are printed
+  // by rank 0 right after one of its own lines, whatever other ranks printed
+  // in between: they take rank 0 and the phase of rank 0's latest line.
+  int rank0_phase = 0;
   std::istringstream in{std::string(output)};
   std::string raw;
   while (std::getline(in, raw)) {
     std::string text = collapse_spaces(raw);
     if (text.empty()) continue;
     std::smatch match;
+    int rank = 0, phase = rank0_phase;
     if (std::regex_search(text, match, rank_pattern)) {
       rank = std::stoi(match[1]);
       phase = text.rfind("before", 0) == 0 ? 0 : 1;
+      if (rank == 0) rank0_phase = phase;
     }
     lines.push_back({phase, rank, lines.size(), std::move(text)});
   }

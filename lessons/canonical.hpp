@@ -1,7 +1,8 @@
 // The canonical form of interleaved multi-rank output (rule from the article
 // reference): collapse runs of white space; a line containing "Rank <n>"
 // belongs to rank n, phase 0 if it starts with "before", else phase 1; a line
-// without a rank follows the preceding rank line and takes its rank and phase;
+// without a rank (printed by rank 0) follows the preceding rank-0 line and
+// takes its phase;
 // then stable-sort by (phase, rank, order within rank). Two runs whose output
 // interleaved differently have the same canonical form.
 #pragma once

@@ -50,6 +50,17 @@ TEST_CASE("canonical form sorts interleaved lines by phase, rank and order") {
         "before x Rank 1 has data a\n"
         "after x Rank 0 has data e\n"
         "after x Rank 1 has data b\n");
+  // A rankless line belongs to rank 0 even when another rank printed between.
+  const std::string gather_like =
+      "after g  Rank  0  has data  a\n"
+      "after g  Rank  3  has data  d\n"
+      "gather_list: [a, b]\n"
+      "after g  Rank  1  has data  b\n";
+  CHECK(ringlab::lessons::canonicalize(gather_like) ==
+        "after g Rank 0 has data a\n"
+        "gather_list: [a, b]\n"
+        "after g Rank 1 has data b\n"
+        "after g Rank 3 has data d\n");
 }
 
 
