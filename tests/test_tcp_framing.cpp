@@ -1,0 +1,141 @@
+// The TCP backend's wire formats: the byte layout documented in
+// transport/tcp/framing.hpp (checked byte by byte against that table, not
+// against the encoder), round trips, and the rejection of garbage.
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "transport/tcp/framing.hpp"
+
+using namespace ringlab;
+using namespace ringlab::tcp;
+
+namespace {
+std::uint64_t le(const std::byte* at, int size) {
+  std::uint64_t value = 0;
+  for (int i = size - 1; i >= 0; --i) value = (value << 8) | std::to_integer<std::uint64_t>(at[i]);
+  return value;
+}
+FrameHeaderBytes valid_data_header() {
+  return encode_frame_header({FrameKind::Data, 3, 77, 1024});
+}
+}  // namespace
+
+TEST_SUITE("tcp_framing") {
+
+TEST_CASE("a data frame header has the documented layout") {
+  const FrameHeaderBytes bytes =
+      encode_frame_header({FrameKind::Data, 5, 0x0102030405060708ull, 0x1122334455ull});
+  CHECK(bytes.size() == 32);
+  CHECK(std::memcmp(bytes.data(), "RLTF", 4) == 0);
+  CHECK(le(bytes.data() + 4, 2) == 1);  // version
+  CHECK(le(bytes.data() + 6, 2) == 1);  // kind: data
+  CHECK(le(bytes.data() + 8, 4) == 5);  // source
+  CHECK(le(bytes.data() + 12, 4) == 0);
+  CHECK(le(bytes.data() + 16, 8) == 0x0102030405060708ull);
+  CHECK(le(bytes.data() + 24, 8) == 0x1122334455ull);
+}
+
+TEST_CASE("headers round trip, including the largest tag and a negative-looking source") {
+  for (const FrameHeader& header :
+       {FrameHeader{FrameKind::Data, 0, 0, 0}, FrameHeader{FrameKind::Data, 1000, ~Tag{0}, kMaxFrameBytes},
+        FrameHeader{FrameKind::Hello, 7, 0, kHelloBytes},
+        FrameHeader{FrameKind::HelloAck, 2, 0, kHelloBytes}}) {
+    const FrameDecode decoded = decode_frame_header(encode_frame_header(header));
+    REQUIRE_MESSAGE(decoded.header, decoded.error);
+    CHECK(decoded.header->kind == header.kind);
+    CHECK(decoded.header->source == header.source);
+    CHECK(decoded.header->tag == header.tag);
+    CHECK(decoded.header->length == header.length);
+  }
+}
+
+TEST_CASE("garbage headers are rejected, saying what is wrong") {
+  SUBCASE("an HTTP request: bad magic, with the bytes seen") {
+    FrameHeaderBytes bytes{};
+    std::memcpy(bytes.data(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n0123", 32);
+    const FrameDecode decoded = decode_frame_header(bytes);
+    CHECK_FALSE(decoded.header);
+    CHECK(decoded.error == "bad magic 47 45 54 20 (expected RLTF)");
+  }
+  SUBCASE("another version") {
+    FrameHeaderBytes bytes = valid_data_header();
+    bytes[4] = std::byte{2};
+    const FrameDecode decoded = decode_frame_header(bytes);
+    CHECK_FALSE(decoded.header);
+    CHECK(decoded.error.find("unsupported frame version 2") == 0);
+  }
+  SUBCASE("an unknown kind") {
+    FrameHeaderBytes bytes = valid_data_header();
+    bytes[6] = std::byte{9};
+    CHECK(decode_frame_header(bytes).error == "unknown frame kind 9");
+  }
+  SUBCASE("a reserved field that is not zero") {
+    FrameHeaderBytes bytes = valid_data_header();
+    bytes[13] = std::byte{1};
+    CHECK(decode_frame_header(bytes).error == "reserved header field is not zero");
+  }
+  SUBCASE("an absurd length") {
+    const FrameDecode decoded =
+        decode_frame_header(encode_frame_header({FrameKind::Data, 0, 0, kMaxFrameBytes + 1}));
+    CHECK_FALSE(decoded.header);
+    CHECK(decoded.error.find("absurd payload length 17179869185 bytes") == 0);
+  }
+  SUBCASE("a handshake frame whose payload is not a hello") {
+    const FrameDecode decoded = decode_frame_header(encode_frame_header({FrameKind::Hello, 0, 0, 4096}));
+    CHECK_FALSE(decoded.header);
+    CHECK(decoded.error == "handshake frame with payload length 4096 (expected 16)");
+  }
+}
+
+TEST_CASE("a hello has the documented layout and round trips") {
+  const auto bytes = encode_hello({4, 2, 0xAABBCCDDEEFF0011ull});
+  CHECK(le(bytes.data(), 4) == 4);
+  CHECK(le(bytes.data() + 4, 4) == 2);
+  CHECK(le(bytes.data() + 8, 8) == 0xAABBCCDDEEFF0011ull);
+  const Hello hello = decode_hello(bytes);
+  CHECK(hello.world_size == 4);
+  CHECK(hello.destination == 2);
+  CHECK(hello.job_id == 0xAABBCCDDEEFF0011ull);
+}
+
+TEST_CASE("store headers: layout, round trip, and garbage") {
+  const auto bytes = encode_store_header({true, static_cast<std::uint16_t>(StoreOp::Add), 12, -5});
+  CHECK(std::memcmp(bytes.data(), "RLSQ", 4) == 0);
+  CHECK(le(bytes.data() + 4, 2) == 1);
+  CHECK(le(bytes.data() + 6, 2) == 4);  // add
+  CHECK(le(bytes.data() + 8, 4) == 12);
+  CHECK(le(bytes.data() + 16, 8) == static_cast<std::uint64_t>(-5));
+  const StoreDecode decoded = decode_store_header(bytes, true);
+  REQUIRE(decoded.header);
+  CHECK(decoded.header->code == 4);
+  CHECK(decoded.header->body_length == 12);
+  CHECK(decoded.header->number == -5);
+
+  // A reply is not a request, and vice versa.
+  CHECK(decode_store_header(bytes, false).error == "bad magic 52 4c 53 51 (expected RLSR)");
+  const auto reply = encode_store_header({false, 0, 0, 0});
+  CHECK(std::memcmp(reply.data(), "RLSR", 4) == 0);
+  CHECK(decode_store_header(reply, false).header);
+
+  auto absurd = encode_store_header({true, 2, kMaxStoreBody + 1, 0});
+  CHECK(decode_store_header(absurd, true).error.find("absurd body length") == 0);
+  auto unknown = encode_store_header({true, 42, 0, 0});
+  CHECK(decode_store_header(unknown, true).error == "unknown store operation 42");
+}
+
+TEST_CASE("store bodies: length-prefixed strings, binary-safe, exact") {
+  const std::string binary("a\0b", 3);
+  const auto body = encode_strings({"key", binary, ""});
+  CHECK(body.size() == (4 + 3) + (4 + 3) + 4);
+  CHECK(le(body.data(), 4) == 3);
+  const auto strings = decode_strings(body);
+  REQUIRE(strings);
+  CHECK(*strings == std::vector<std::string>{"key", binary, ""});
+  // A body cut short, or with a length running past its end, is refused.
+  CHECK_FALSE(decode_strings(std::span(body).first(body.size() - 1)));
+  CHECK_FALSE(decode_strings(std::span(body).first(2)));
+  CHECK(decode_strings({})->empty());
+}
+
+}  // TEST_SUITE

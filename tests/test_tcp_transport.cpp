@@ -1,0 +1,271 @@
+// The TCP transport between ranks (threads of this process, each connected
+// over loopback as separate processes would be): the in-process transport's
+// semantics (FIFO per (source, tag), sendrecv rings, size mismatches and
+// timeouts that name the ranks), large messages in both directions, messages
+// that arrive before their receive, dropped requests, and the store being
+// reachable from the transport.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "test_tcp_util.hpp"
+
+using namespace ringlab;
+using namespace ringlab::tcp;
+using namespace ringlab::tcp::testing;
+using namespace std::chrono_literals;
+
+namespace {
+ConstBytes as_bytes(const std::vector<int>& v) { return std::as_bytes(std::span(v)); }
+MutBytes as_bytes(std::vector<int>& v) { return std::as_writable_bytes(std::span(v)); }
+
+// n ints whose values depend on (seed, index), so a misplaced byte shows.
+std::vector<int> pattern(std::size_t n, int seed) {
+  std::vector<int> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i * 2654435761u) ^ (seed * 7919);
+  return v;
+}
+}  // namespace
+
+TEST_SUITE("tcp_transport") {
+
+TEST_CASE("messages match by source and tag, in order, whichever side comes first") {
+  const auto errors = run_tcp(3, [](TcpTransport& t) {
+    CHECK(t.name() == "tcp");
+    CHECK(t.size() == 3);
+    if (t.rank() == 0) {
+      t.send(2, 5, as_bytes(std::vector<int>{1, 2}));
+      t.send(2, 5, as_bytes(std::vector<int>{3, 4}));
+      t.send(2, 9, as_bytes(std::vector<int>{5, 6}));
+    } else if (t.rank() == 1) {
+      t.send(2, 5, as_bytes(std::vector<int>{7, 8}));
+    } else {
+      std::vector<int> a(2), b(2), c(2), d(2);
+      t.recv(0, 9, as_bytes(c));  // tag 9 is matched although it was sent last
+      t.recv(1, 5, as_bytes(d));
+      t.recv(0, 5, as_bytes(a));
+      t.recv(0, 5, as_bytes(b));
+      CHECK(a == std::vector<int>{1, 2});
+      CHECK(b == std::vector<int>{3, 4});
+      CHECK(c == std::vector<int>{5, 6});
+      CHECK(d == std::vector<int>{7, 8});
+    }
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("sendrecv around a ring never deadlocks, small and large") {
+  for (int world : {2, 3, 4}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{3} << 20}) {  // 4 bytes, 12 MiB
+      INFO("world " << world << ", " << n << " ints");
+      const auto errors = run_tcp(world, [n](TcpTransport& t) {
+        const int right = (t.rank() + 1) % t.size(), left = (t.rank() - 1 + t.size()) % t.size();
+        const std::vector<int> mine = pattern(n, t.rank());
+        std::vector<int> got(n, -1);
+        const int steps = n == 1 ? 100 : 3;
+        for (int step = 0; step < steps; ++step)
+          t.sendrecv(right, static_cast<Tag>(step), as_bytes(mine), left, static_cast<Tag>(step),
+                     as_bytes(got));
+        CHECK(got == pattern(n, left));
+      });
+      CHECK(first_error(errors) == "");
+    }
+  }
+}
+
+TEST_CASE("both ranks send a large message first, then receive: no deadlock") {
+  // Each blocking send needs the other side to read while it waits.
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    const int peer = 1 - t.rank();
+    const auto mine = pattern(4 << 20, t.rank());  // 16 MiB, more than the socket buffers
+    std::vector<int> got(mine.size());
+    t.send(peer, 1, as_bytes(mine));
+    t.recv(peer, 1, as_bytes(got));
+    CHECK(got == pattern(4 << 20, peer));
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("a message that arrives before its receive, and one whose receive comes mid-way") {
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    const auto small = pattern(10, 1), large = pattern(8 << 20, 2);  // 40 B, 32 MiB
+    if (t.rank() == 0) {
+      t.send(1, 1, as_bytes(small));
+      auto request = t.isend(1, 2, as_bytes(large));
+      request->wait(5s);
+      t.send(1, 3, as_bytes(std::vector<int>{42}));
+    } else {
+      // Tag 3 first: tags 1 and 2 must be queued meanwhile.
+      std::vector<int> last(1);
+      t.recv(0, 3, as_bytes(last));
+      CHECK(last[0] == 42);
+      std::vector<int> got_small(small.size()), got_large(large.size());
+      t.recv(0, 2, as_bytes(got_large));
+      t.recv(0, 1, as_bytes(got_small));
+      CHECK(got_small == small);
+      CHECK(got_large == large);
+    }
+  });
+  CHECK(first_error(errors) == "");
+  // A large message whose receive is posted while it is still arriving.
+  const auto takeover = run_tcp(2, [](TcpTransport& t) {
+    const auto large = pattern(16 << 20, 3);  // 64 MiB
+    if (t.rank() == 0) {
+      t.send(1, 7, as_bytes(large));
+    } else {
+      // Drive the socket briefly without a matching receive, so part of the
+      // message is queued when its receive is posted.
+      std::vector<int> nothing(1);
+      auto probe = t.irecv(0, 99, as_bytes(nothing));
+      CHECK_THROWS_AS(probe->wait(20ms), TimeoutError);
+      std::vector<int> got(large.size());
+      t.recv(0, 7, as_bytes(got));
+      CHECK(got == large);
+    }
+  });
+  CHECK(first_error(takeover) == "");
+}
+
+TEST_CASE("zero-length messages and test()") {
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    const int peer = 1 - t.rank();
+    std::vector<int> empty;
+    t.send(peer, 4, as_bytes(empty));
+    t.recv(peer, 4, as_bytes(empty));
+    const auto big = pattern(8 << 20, t.rank());
+    std::vector<int> got(big.size());
+    auto recv = t.irecv(peer, 5, as_bytes(got));
+    auto send = t.isend(peer, 5, as_bytes(big));
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!(send->test() && recv->test()) && std::chrono::steady_clock::now() < deadline) {
+    }
+    CHECK(send->test());
+    CHECK(recv->test());
+    recv->wait(1s);
+    CHECK(got == pattern(8 << 20, peer));
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("a dropped send request still delivers what was in the buffer then") {
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    const auto expected = pattern(8 << 20, 9);  // 32 MiB: the kernel cannot take it at once
+    if (t.rank() == 0) {
+      auto buffer = expected;
+      t.isend(1, 1, as_bytes(buffer)).reset();
+      std::fill(buffer.begin(), buffer.end(), -1);  // the caller reuses its buffer
+      std::vector<int> ack(1);
+      t.recv(1, 2, as_bytes(ack));
+    } else {
+      std::vector<int> got(expected.size());
+      t.recv(0, 1, as_bytes(got));
+      CHECK(got == expected);
+      t.send(0, 2, as_bytes(std::vector<int>{1}));
+    }
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("a size mismatch is a CommError naming both ranks") {
+  for (bool receive_first : {true, false}) {
+    INFO("receive posted first: " << receive_first);
+    const auto errors = run_tcp(2, [receive_first](TcpTransport& t) {
+      if (t.rank() == 0) {
+        std::vector<int> ack(1);
+        if (!receive_first) t.send(1, 3, as_bytes(std::vector<int>{1, 2, 3}));
+        t.recv(1, 4, as_bytes(ack));
+        if (receive_first) t.send(1, 3, as_bytes(std::vector<int>{1, 2, 3}));
+        t.recv(1, 5, as_bytes(ack));
+      } else {
+        std::vector<int> two(2);
+        auto request = t.irecv(0, 3, as_bytes(two));
+        t.send(0, 4, as_bytes(std::vector<int>{0}));
+        CHECK_THROWS_WITH_AS(request->wait(5s),
+                             "rank 1 expected 8 bytes from rank 0 (tag 3) but the message has 12 "
+                             "bytes: the ranks passed tensors of different sizes or dtypes",
+                             CommError);
+        // The connection is still in step afterwards.
+        t.send(0, 5, as_bytes(std::vector<int>{0}));
+      }
+    });
+    CHECK(first_error(errors) == "");
+  }
+}
+
+TEST_CASE("a receive that times out names both ranks and the tag; a later message still arrives") {
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    if (t.rank() == 0) {
+      std::vector<int> go(1);
+      t.recv(1, 1, as_bytes(go));
+      t.send(1, 6, as_bytes(std::vector<int>{11}));
+    } else {
+      std::vector<int> got(1);
+      auto request = t.irecv(0, 6, as_bytes(got));
+      CHECK_THROWS_WITH_AS(request->wait(100ms),
+                           timeout_message(1, "receive from", 0, 6, 100ms).c_str(), TimeoutError);
+      request.reset();  // withdrawn: the message must not land in `got`
+      t.send(0, 1, as_bytes(std::vector<int>{0}));
+      std::vector<int> later(1);
+      t.recv(0, 6, as_bytes(later));
+      CHECK(later[0] == 11);
+      CHECK(got[0] == 0);
+    }
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("two threads of each rank use the transport at once (one drives, the other follows)") {
+  const auto errors = run_tcp(3, [](TcpTransport& t) {
+    auto ring = [&t](Tag tag_base, std::size_t n) {
+      const int right = (t.rank() + 1) % t.size(), left = (t.rank() + t.size() - 1) % t.size();
+      const auto mine = pattern(n, t.rank() + static_cast<int>(tag_base));
+      std::vector<int> got(n);
+      for (Tag step = 0; step < 50; ++step)
+        t.sendrecv(right, tag_base + step, as_bytes(mine), left, tag_base + step, as_bytes(got));
+      CHECK(got == pattern(n, left + static_cast<int>(tag_base)));
+    };
+    std::thread other([&] { ring(1000, 1 << 16); });  // 256 KiB messages
+    ring(0, 3);
+    other.join();
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("bad peers are refused before anything is sent") {
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    std::vector<int> v(1);
+    CHECK_THROWS_WITH_AS(t.isend(t.rank(), 0, as_bytes(v)),
+                         doctest::Contains("is this rank itself"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(t.irecv(5, 0, as_bytes(v)),
+                         doctest::Contains("source rank = 5 is not a rank of this world"),
+                         std::invalid_argument);
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("the store is reachable from the transport (as the NCCL backend uses it)") {
+  const auto errors = run_tcp(3, [](TcpTransport& t) {
+    Store& store = t.store();
+    if (t.rank() == 0) store.set("nccl/unique_id", std::string(128, '\x07'));
+    CHECK(store.get("nccl/unique_id", 5s) == std::string(128, '\x07'));
+    CHECK(t.shared_store().get() == &store);
+    CHECK(t.job_id() != 0);
+    // Every rank agreed on the job id.
+    store.set("job/" + std::to_string(t.rank()), std::to_string(t.job_id()));
+    for (int r = 0; r < 3; ++r)
+      CHECK(store.get("job/" + std::to_string(r), 5s) == std::to_string(t.job_id()));
+    // Rank 0 hosts the store: it stays until the others are done with it.
+    store.add("left", 1);
+    if (t.rank() == 0) {
+      store.wait({"left"}, 5s);
+      while (store.add("left", 0) < 3) std::this_thread::sleep_for(1ms);
+    }
+  });
+  CHECK(first_error(errors) == "");
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,608 @@
+// The progress engine of the TCP transport (see engine.hpp for the design).
+//
+// Reading one connection: bytes land either in the connection's staging
+// buffer (64 KiB; headers and small payloads, so one recv() can bring several
+// small messages) or, for the rest of a large payload whose destination is
+// known, straight into that destination. A frame's destination is decided when
+// its header is complete:
+//   - the oldest posted receive for (source, tag), if its size matches: the
+//     payload goes straight into the user's buffer (zero copy);
+//   - a posted receive of another size: that receive fails (size mismatch,
+//     naming both ranks) and the payload is read and dropped;
+//   - no posted receive: a Queued message of the frame's length, which a later
+//     irecv copies from (or, if it is still arriving, takes over: the bytes so
+//     far are copied and the rest goes straight into the receive's buffer).
+#include "transport/tcp/engine.hpp"
+
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <sstream>
+
+namespace ringlab::tcp {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kStageBytes = 64 * 1024;
+// A payload remainder at least this large is read straight into its destination.
+constexpr std::size_t kDirectReadBytes = 16 * 1024;
+// iovecs per sendmsg (header + payload per queued send).
+constexpr std::size_t kMaxIovecs = 64;
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+class FailedRequest final : public Request {
+ public:
+  FailedRequest(std::string error, int failed_peer)
+      : error_(std::move(error)), failed_peer_(failed_peer) {}
+  void wait(Duration) override {
+    if (failed_peer_ >= 0) throw PeerError(failed_peer_, error_);
+    throw CommError(error_);
+  }
+  bool test() override { return true; }
+
+ private:
+  std::string error_;
+  int failed_peer_;
+};
+
+}  // namespace
+
+struct Engine::SendOp : Engine::Op {
+  FrameHeaderBytes header{};
+  const std::byte* data = nullptr;
+  std::size_t size = 0;
+  std::vector<std::byte> owned;  // the unsent payload, once the request is dropped
+  std::size_t written = 0;       // of header + payload
+  std::size_t total() const { return kFrameHeaderBytes + size; }
+};
+
+struct Engine::RecvOp : Engine::Op {
+  MutBytes buffer;
+};
+
+// A message that arrived before its receive was posted.
+struct Engine::Queued {
+  std::unique_ptr<std::byte[]> data;
+  std::size_t size = 0;
+  bool complete = false;
+};
+
+struct Engine::Connection {
+  Connection(int peer_rank, boost::asio::ip::tcp::socket s)
+      : peer(peer_rank), socket(std::move(s)), fd(socket.native_handle()),
+        stage(std::make_unique<std::byte[]>(kStageBytes)) {}
+  int peer;
+  boost::asio::ip::tcp::socket socket;
+  int fd;
+  std::string failure;       // set once the connection is unusable; the PeerError's text
+  std::string send_failure;  // set once writing failed; reading goes on until the end of
+                             // the stream, so messages the peer sent before dying still arrive
+  std::deque<std::shared_ptr<SendOp>> sends;
+  // Read state.
+  std::unique_ptr<std::byte[]> stage;
+  std::size_t stage_begin = 0, stage_end = 0;
+  bool in_payload = false;
+  FrameHeader frame;
+  std::size_t payload_got = 0;
+  std::shared_ptr<RecvOp> target;  // the posted receive being filled, or
+  std::shared_ptr<Queued> queued;  // the queued message being filled (neither: dropped)
+};
+
+namespace {
+
+class SendRequest final : public Request {
+ public:
+  SendRequest(std::shared_ptr<Engine> engine, std::shared_ptr<Engine::SendOp> op)
+      : engine_(std::move(engine)), op_(std::move(op)) {}
+  ~SendRequest() override { engine_->abandon_send(op_); }
+  void wait(Duration timeout) override { engine_->wait(op_, true, timeout); }
+  bool test() override { return engine_->test(op_); }
+
+ private:
+  std::shared_ptr<Engine> engine_;
+  std::shared_ptr<Engine::SendOp> op_;
+};
+
+class RecvRequest final : public Request {
+ public:
+  RecvRequest(std::shared_ptr<Engine> engine, std::shared_ptr<Engine::RecvOp> op)
+      : engine_(std::move(engine)), op_(std::move(op)) {}
+  ~RecvRequest() override { engine_->abandon_recv(op_); }
+  void wait(Duration timeout) override { engine_->wait(op_, false, timeout); }
+  bool test() override { return engine_->test(op_); }
+
+ private:
+  std::shared_ptr<Engine> engine_;
+  std::shared_ptr<Engine::RecvOp> op_;
+};
+
+}  // namespace
+
+Engine::Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
+               std::vector<boost::asio::ip::tcp::socket> sockets)
+    : rank_(rank), size_(size), io_(std::move(io)), connections_(static_cast<std::size_t>(size)) {
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) throw CommError("rank " + std::to_string(rank) + ": eventfd failed: " +
+                                    errno_text(errno));
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank) continue;
+    auto& socket = sockets[static_cast<std::size_t>(peer)];
+    socket.non_blocking(true);
+    connections_[static_cast<std::size_t>(peer)] =
+        std::make_unique<Connection>(peer, std::move(socket));
+  }
+}
+
+Engine::~Engine() {
+  shutdown(Duration(0));
+  ::close(wake_fd_);
+}
+
+std::string Engine::size_mismatch(int src, Tag tag, std::size_t expected, std::size_t got) const {
+  std::ostringstream out;
+  out << "rank " << rank_ << " expected " << expected << " bytes from rank " << src << " ("
+      << describe_tag(tag) << ") but the message has " << got
+      << " bytes: the ranks passed tensors of different sizes or dtypes";
+  return out.str();
+}
+
+void Engine::complete(Op& op, std::string error, int failed_peer) {
+  op.done = true;
+  op.error = std::move(error);
+  op.failed_peer = failed_peer;
+  if (followers_ > 0) progressed_.notify_all();
+}
+
+void Engine::wake_driver() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto ignored = ::write(wake_fd_, &one, sizeof one);
+}
+
+// ---- posting -----------------------------------------------------------------
+
+std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data) {
+  std::unique_lock lock(mutex_);
+  Connection& c = *connections_[static_cast<std::size_t>(dst)];
+  if (!c.failure.empty()) return std::make_unique<FailedRequest>(c.failure, dst);
+  if (!c.send_failure.empty()) return std::make_unique<FailedRequest>(c.send_failure, dst);
+  const FrameHeaderBytes header =
+      encode_frame_header({FrameKind::Data, rank_, tag, static_cast<std::uint64_t>(data.size())});
+  std::size_t written = 0;
+  if (c.sends.empty()) {
+    // The common case: nothing queued ahead, so try to hand header + payload
+    // to the kernel right now, from the caller's buffer.
+    iovec iov[2] = {{const_cast<std::byte*>(header.data()), header.size()},
+                    {const_cast<std::byte*>(data.data()), data.size()}};
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = data.empty() ? 1 : 2;
+    ssize_t n;
+    do n = ::sendmsg(c.fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      fail_sends(c, errno);
+      return std::make_unique<FailedRequest>(c.send_failure, dst);
+    }
+    if (n > 0) written = static_cast<std::size_t>(n);
+    if (written == header.size() + data.size()) return std::make_unique<CompletedRequest>();
+  }
+  auto op = std::make_shared<SendOp>();
+  op->peer = dst;
+  op->tag = tag;
+  op->header = header;
+  op->data = data.data();
+  op->size = data.size();
+  op->written = written;
+  c.sends.push_back(op);
+  // A driver blocked in poll() does not watch this socket for writability yet.
+  if (driving_ && c.sends.size() == 1) wake_driver();
+  return std::make_unique<SendRequest>(shared_from_this(), std::move(op));
+}
+
+std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
+  std::unique_lock lock(mutex_);
+  const Key key{src, tag};
+  Connection& c = *connections_[static_cast<std::size_t>(src)];
+  if (auto it = queued_.find(key); it != queued_.end()) {
+    std::shared_ptr<Queued> message = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) queued_.erase(it);
+    if (message->size != data.size())
+      // The message is consumed either way (as in the in-process transport);
+      // one still arriving finishes into its own buffer and is dropped.
+      return std::make_unique<FailedRequest>(size_mismatch(src, tag, data.size(), message->size),
+                                             -1);
+    if (message->complete) {
+      if (!data.empty()) std::memcpy(data.data(), message->data.get(), data.size());
+      return std::make_unique<CompletedRequest>();
+    }
+    // Still arriving: copy what is here and let the rest land in place.
+    auto op = std::make_shared<RecvOp>();
+    op->peer = src;
+    op->tag = tag;
+    op->buffer = data;
+    std::memcpy(data.data(), message->data.get(), c.payload_got);
+    c.queued = nullptr;
+    c.target = op;
+    return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
+  }
+  if (!c.failure.empty()) return std::make_unique<FailedRequest>(c.failure, src);
+  auto op = std::make_shared<RecvOp>();
+  op->peer = src;
+  op->tag = tag;
+  op->buffer = data;
+  posted_[key].push_back(op);
+  return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
+}
+
+// ---- waiting -----------------------------------------------------------------
+
+void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout) {
+  std::unique_lock lock(mutex_);
+  const auto deadline = Clock::now() + timeout;
+  bool polled = false;  // even a zero timeout gets one look at the sockets
+  while (!op->done) {
+    if (polled && Clock::now() >= deadline) {
+      if (!is_send) withdraw_locked(std::static_pointer_cast<RecvOp>(op));
+      throw TimeoutError(
+          timeout_message(rank_, is_send ? "send to" : "receive from", op->peer, op->tag, timeout));
+    }
+    if (driving_) {
+      ++followers_;
+      progressed_.wait_until(lock, deadline);
+      --followers_;
+      polled = true;
+      continue;
+    }
+    driving_ = true;
+    try {
+      drive(lock, deadline);
+    } catch (...) {
+      driving_ = false;
+      progressed_.notify_all();
+      throw;
+    }
+    driving_ = false;
+    polled = true;
+    // A follower may take over driving now.
+    if (followers_ > 0) progressed_.notify_all();
+  }
+  if (op->error.empty()) return;
+  if (op->failed_peer >= 0) throw PeerError(op->failed_peer, op->error);
+  throw CommError(op->error);
+}
+
+bool Engine::test(const std::shared_ptr<Op>& op) {
+  std::unique_lock lock(mutex_);
+  if (!op->done && !driving_) {
+    driving_ = true;
+    try {
+      drive(lock, Clock::now());  // one round that does not block
+    } catch (...) {
+      driving_ = false;
+      throw;
+    }
+    driving_ = false;
+    if (followers_ > 0) progressed_.notify_all();
+  }
+  return op->done;
+}
+
+void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadline) {
+  poll_fds_.clear();
+  poll_connections_.clear();
+  poll_fds_.push_back({wake_fd_, POLLIN, 0});
+  for (auto& c : connections_) {
+    if (!c || !c->failure.empty()) continue;
+    const short events = static_cast<short>(POLLIN | (c->sends.empty() ? 0 : POLLOUT));
+    poll_fds_.push_back({c->fd, events, 0});
+    poll_connections_.push_back(c.get());
+  }
+  const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
+  const timespec limit{static_cast<time_t>(seconds.count()),
+                       static_cast<long>(std::chrono::nanoseconds(left - seconds).count())};
+  lock.unlock();
+  const int ready = ::ppoll(poll_fds_.data(), poll_fds_.size(), &limit, nullptr);
+  const int poll_error = errno;
+  lock.lock();
+  if (ready < 0) {
+    if (poll_error == EINTR) return;
+    throw CommError("rank " + std::to_string(rank_) + ": poll() failed: " +
+                    errno_text(poll_error));
+  }
+  if (ready == 0) return;
+  if (poll_fds_[0].revents) {
+    std::uint64_t count;
+    [[maybe_unused]] auto ignored = ::read(wake_fd_, &count, sizeof count);
+  }
+  for (std::size_t i = 1; i < poll_fds_.size(); ++i) {
+    const short revents = poll_fds_[i].revents;
+    Connection& c = *poll_connections_[i - 1];
+    if (!revents || !c.failure.empty()) continue;
+    if (revents & (POLLIN | POLLHUP | POLLERR)) read_ready(c);
+    if ((revents & (POLLOUT | POLLERR)) && c.failure.empty()) write_ready(c);
+  }
+}
+
+// ---- writing -----------------------------------------------------------------
+
+void Engine::write_ready(Connection& c) {
+  while (!c.sends.empty()) {
+    iovec iov[kMaxIovecs];
+    std::size_t count = 0;
+    for (const auto& op : c.sends) {
+      if (count + 2 > kMaxIovecs) break;
+      if (op->written < kFrameHeaderBytes)
+        iov[count++] = {op->header.data() + op->written, kFrameHeaderBytes - op->written};
+      const std::size_t payload_done = op->written > kFrameHeaderBytes ? op->written - kFrameHeaderBytes : 0;
+      if (op->size > payload_done)
+        iov[count++] = {const_cast<std::byte*>(op->data) + payload_done, op->size - payload_done};
+    }
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = count;
+    const ssize_t n = ::sendmsg(c.fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      return fail_sends(c, errno);
+    }
+    auto sent = static_cast<std::size_t>(n);
+    while (!c.sends.empty()) {
+      SendOp& op = *c.sends.front();
+      const std::size_t take = std::min(sent, op.total() - op.written);
+      op.written += take;
+      sent -= take;
+      if (op.written < op.total()) break;
+      complete(op);
+      c.sends.pop_front();
+    }
+  }
+}
+
+// ---- reading -----------------------------------------------------------------
+
+std::byte* Engine::payload_destination(Connection& c) const {
+  if (c.target) return c.target->buffer.data() + c.payload_got;
+  if (c.queued) return c.queued->data.get() + c.payload_got;
+  return nullptr;  // dropped
+}
+
+void Engine::read_ready(Connection& c) {
+  bool drained = false;  // the last recv() was short: the socket is empty for now
+  for (;;) {
+    // Use what is staged: complete headers, then payload bytes.
+    while (c.stage_begin < c.stage_end && c.failure.empty()) {
+      const std::size_t staged = c.stage_end - c.stage_begin;
+      if (!c.in_payload) {
+        if (staged < kFrameHeaderBytes) break;
+        const std::span<const std::byte, kFrameHeaderBytes> bytes(c.stage.get() + c.stage_begin,
+                                                                  kFrameHeaderBytes);
+        c.stage_begin += kFrameHeaderBytes;
+        const FrameDecode decoded = decode_frame_header(bytes);
+        if (!decoded.header) {
+          return fail(c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
+                             " sent a corrupt frame (" + decoded.error +
+                             "); closed the connection: is rank " + std::to_string(c.peer) +
+                             " running the same ringlab build?");
+        }
+        if (!start_frame(c, *decoded.header)) return;
+      } else {
+        const std::size_t take = std::min<std::size_t>(staged, c.frame.length - c.payload_got);
+        if (std::byte* destination = payload_destination(c))
+          std::memcpy(destination, c.stage.get() + c.stage_begin, take);
+        c.stage_begin += take;
+        c.payload_got += take;
+        if (c.payload_got == c.frame.length) finish_frame(c);
+      }
+    }
+    // After a short read, poll() says when there is more; that saves a recv()
+    // that would only say EAGAIN.
+    if (!c.failure.empty() || drained) return;
+
+    // Read more: a large payload remainder straight to its destination,
+    // everything else into the staging buffer.
+    std::byte* into;
+    std::size_t want;
+    std::byte* destination = c.in_payload ? payload_destination(c) : nullptr;
+    const bool direct = destination && c.frame.length - c.payload_got >= kDirectReadBytes;
+    if (direct) {
+      into = destination;
+      want = c.frame.length - c.payload_got;
+    } else {
+      if (c.stage_begin == c.stage_end) {
+        c.stage_begin = c.stage_end = 0;
+      } else if (c.stage_begin > 0) {  // a partial header: move it to the front
+        std::memmove(c.stage.get(), c.stage.get() + c.stage_begin, c.stage_end - c.stage_begin);
+        c.stage_end -= c.stage_begin;
+        c.stage_begin = 0;
+      }
+      into = c.stage.get() + c.stage_end;
+      want = kStageBytes - c.stage_end;
+    }
+    const ssize_t n = ::recv(c.fd, into, want, MSG_DONTWAIT);
+    if (n > 0) {
+      const auto got = static_cast<std::size_t>(n);
+      if (direct) {
+        c.payload_got += got;
+        if (c.payload_got == c.frame.length) finish_frame(c);
+      } else {
+        c.stage_end += got;
+      }
+      drained = got < want;
+      continue;
+    }
+    if (n == 0)
+      return fail(c, "rank " + std::to_string(rank_) + ": connection to rank " +
+                         std::to_string(c.peer) + " closed (end of stream): rank " +
+                         std::to_string(c.peer) + " probably exited or crashed");
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+    return fail(c, "rank " + std::to_string(rank_) + ": connection to rank " +
+                       std::to_string(c.peer) + " closed (" + errno_text(errno) + "): rank " +
+                       std::to_string(c.peer) + " probably exited or crashed");
+  }
+}
+
+bool Engine::start_frame(Connection& c, const FrameHeader& header) {
+  if (header.kind != FrameKind::Data) {
+    fail(c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
+                " sent a handshake frame after the handshake; closed the connection");
+    return false;
+  }
+  if (header.source != c.peer) {
+    fail(c, "rank " + std::to_string(rank_) + ": the connection to rank " + std::to_string(c.peer) +
+                " carried a frame claiming to come from rank " + std::to_string(header.source) +
+                "; closed the connection");
+    return false;
+  }
+  c.frame = header;
+  c.payload_got = 0;
+  c.in_payload = true;
+  c.target = nullptr;
+  c.queued = nullptr;
+  const Key key{c.peer, header.tag};
+  if (auto it = posted_.find(key); it != posted_.end()) {
+    std::shared_ptr<RecvOp> op = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) posted_.erase(it);
+    if (op->buffer.size() == header.length)
+      c.target = std::move(op);
+    else  // fail the receive; the payload is read and dropped
+      complete(*op, size_mismatch(c.peer, header.tag, op->buffer.size(), header.length));
+  } else {
+    auto message = std::make_shared<Queued>();
+    message->size = header.length;
+    message->data = std::make_unique_for_overwrite<std::byte[]>(header.length);
+    queued_[key].push_back(message);
+    c.queued = std::move(message);
+  }
+  if (header.length == 0) finish_frame(c);
+  return true;
+}
+
+void Engine::finish_frame(Connection& c) {
+  if (c.target) complete(*c.target);
+  if (c.queued) c.queued->complete = true;
+  c.target = nullptr;
+  c.queued = nullptr;
+  c.in_payload = false;
+  c.payload_got = 0;
+}
+
+// ---- failure and withdrawal --------------------------------------------------
+
+void Engine::fail(Connection& c, const std::string& why) {
+  if (!c.failure.empty()) return;
+  c.failure = why;
+  boost::system::error_code ignored;
+  // Stop the traffic both ways; the descriptor stays open (a driver may be
+  // polling it) until the engine shuts down.
+  c.socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  for (auto& op : c.sends) complete(*op, why, c.peer);
+  c.sends.clear();
+  if (c.target) complete(*c.target, why, c.peer);
+  if (c.queued && !c.queued->complete) {
+    // A message cut short can never be received.
+    const Key key{c.peer, c.frame.tag};
+    if (auto it = queued_.find(key); it != queued_.end()) {
+      std::erase(it->second, c.queued);
+      if (it->second.empty()) queued_.erase(it);
+    }
+  }
+  c.target = nullptr;
+  c.queued = nullptr;
+  c.in_payload = false;
+  c.stage_begin = c.stage_end = 0;
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if (it->first.first != c.peer) {
+      ++it;
+      continue;
+    }
+    for (auto& op : it->second) complete(*op, why, c.peer);
+    it = posted_.erase(it);
+  }
+}
+
+void Engine::fail_sends(Connection& c, int error) {
+  c.send_failure = "rank " + std::to_string(rank_) + ": connection to rank " +
+                   std::to_string(c.peer) + " failed while sending (" + errno_text(error) +
+                   "): rank " + std::to_string(c.peer) + " probably exited or crashed";
+  for (auto& op : c.sends) complete(*op, c.send_failure, c.peer);
+  c.sends.clear();
+}
+
+void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
+  if (op->done) return;
+  const Key key{op->peer, op->tag};
+  if (auto it = posted_.find(key); it != posted_.end()) {
+    const auto before = it->second.size();
+    std::erase(it->second, op);
+    const bool found = it->second.size() != before;
+    if (it->second.empty()) posted_.erase(it);
+    if (found) return;
+  }
+  // Being filled right now: move what arrived into a queued message that
+  // takes the rest, so nothing is written into a buffer nobody waits on.
+  Connection& c = *connections_[static_cast<std::size_t>(op->peer)];
+  if (c.target != op) return;
+  auto message = std::make_shared<Queued>();
+  message->size = c.frame.length;
+  message->data = std::make_unique_for_overwrite<std::byte[]>(c.frame.length);
+  std::memcpy(message->data.get(), op->buffer.data(), c.payload_got);
+  queued_[key].push_front(message);
+  c.target = nullptr;
+  c.queued = std::move(message);
+}
+
+void Engine::abandon_send(const std::shared_ptr<SendOp>& op) {
+  std::lock_guard lock(mutex_);
+  if (op->done || !op->owned.empty()) return;
+  // The caller may free its buffer now: keep a copy of the payload.
+  op->owned.assign(op->data, op->data + op->size);
+  op->data = op->owned.data();
+}
+
+void Engine::abandon_recv(const std::shared_ptr<RecvOp>& op) {
+  std::lock_guard lock(mutex_);
+  withdraw_locked(op);
+}
+
+void Engine::shutdown(Duration timeout) {
+  std::unique_lock lock(mutex_);
+  // Finish queued sends (dropped requests' copies included) so the peers get
+  // every message this rank sent before it closes.
+  const auto deadline = Clock::now() + timeout;
+  auto pending = [&] {
+    return std::any_of(connections_.begin(), connections_.end(), [](const auto& c) {
+      return c && c->failure.empty() && !c->sends.empty();
+    });
+  };
+  while (pending() && Clock::now() < deadline && !driving_) {
+    driving_ = true;
+    try {
+      drive(lock, deadline);
+    } catch (...) {
+      driving_ = false;
+      break;
+    }
+    driving_ = false;
+  }
+  for (auto& c : connections_) {
+    if (!c) continue;
+    fail(*c, "rank " + std::to_string(rank_) + ": the transport was shut down");
+    boost::system::error_code ignored;
+    c->socket.close(ignored);
+  }
+}
+
+}  // namespace ringlab::tcp

@@ -1,0 +1,114 @@
+// The TCP transport's progress engine: one connected socket per peer, and the
+// matching of incoming frames to posted receives.
+//
+// Nothing runs in the background. A thread that waits on a request drives
+// every socket itself: it poll()s them, reads whatever arrived (straight into
+// a posted receive's buffer when one matches, else into a queued message) and
+// writes pending sends, until its own request is done or its deadline passes.
+// That keeps the hot path free of thread hand-offs: a message is read by the
+// thread that wants it. If several threads wait at once, one drives and the
+// others sleep on a condition variable that the driver signals after each
+// round (leader/followers).
+//
+// Sends are attempted at once from isend (one sendmsg of header + payload,
+// from the caller's buffer); what the socket does not take is queued and
+// written as the socket drains. A send whose request is dropped before it
+// finished copies its unsent bytes, so the caller may reuse its buffer.
+//
+// Locking: one mutex guards all state; it is released only around poll().
+#pragma once
+
+#include <poll.h>
+
+#include "transport/tcp/asio.hpp"
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport/tcp/framing.hpp"
+#include "transport/transport.hpp"
+
+namespace ringlab::tcp {
+
+class Engine : public std::enable_shared_from_this<Engine> {
+ public:
+  // sockets[peer] is the connection to peer (after the handshake); the entry
+  // for this rank itself is an unopened socket. io is the context the sockets
+  // belong to (it must outlive them; nothing runs it any more).
+  Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
+         std::vector<boost::asio::ip::tcp::socket> sockets);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data);
+  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data);
+
+  // Sends what is still queued (up to timeout) and closes every connection.
+  void shutdown(Duration timeout);
+
+  // An operation in flight; the requests below hold one each.
+  struct Op {
+    int peer = -1;
+    Tag tag = 0;
+    bool done = false;
+    // Set when done with an error: a PeerError for failed_peer >= 0.
+    std::string error;
+    int failed_peer = -1;
+    bool abandoned = false;  // its request was destroyed before it finished
+  };
+  struct SendOp;
+  struct RecvOp;
+  struct Queued;
+  struct Connection;
+
+  // Used by the requests.
+  void wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout);
+  bool test(const std::shared_ptr<Op>& op);
+  void abandon_send(const std::shared_ptr<SendOp>& op);
+  void abandon_recv(const std::shared_ptr<RecvOp>& op);
+
+ private:
+  using Key = std::pair<int, Tag>;  // (source rank, tag)
+
+  // One poll() round over every connection (lock released while blocked).
+  void drive(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
+  void write_ready(Connection& c);
+  void read_ready(Connection& c);
+  bool start_frame(Connection& c, const FrameHeader& header);
+  void finish_frame(Connection& c);
+  // The connection is gone: every operation on it fails with `why`.
+  void fail(Connection& c, const std::string& why);
+  // Writing failed (errno): queued and future sends fail; reading goes on.
+  void fail_sends(Connection& c, int error);
+  void complete(Op& op, std::string error = {}, int failed_peer = -1);
+  void withdraw_locked(const std::shared_ptr<RecvOp>& op);
+  void wake_driver();
+  std::string size_mismatch(int src, Tag tag, std::size_t expected, std::size_t got) const;
+  std::byte* payload_destination(Connection& c) const;
+
+  int rank_;
+  int size_;
+  std::unique_ptr<boost::asio::io_context> io_;
+  std::mutex mutex_;
+  std::condition_variable progressed_;
+  bool driving_ = false;
+  int followers_ = 0;
+  int wake_fd_ = -1;  // eventfd: wakes a driver blocked in poll() when a send is queued
+  std::vector<std::unique_ptr<Connection>> connections_;  // by peer rank; null for this rank
+  std::map<Key, std::deque<std::shared_ptr<RecvOp>>> posted_;
+  std::map<Key, std::deque<std::shared_ptr<Queued>>> queued_;
+  // The driver's poll set, rebuilt each round: [0] is wake_fd_, then one per
+  // live connection (poll_connections_[i - 1]).
+  std::vector<pollfd> poll_fds_;
+  std::vector<Connection*> poll_connections_;
+};
+
+}  // namespace ringlab::tcp

@@ -1,0 +1,124 @@
+// from_environment(): who this process is and where rank 0 listens, from the
+// variables a launcher sets. torchrun's names come first (ringlab run sets
+// them too), then Slurm's and Open MPI's, so `srun` and `mpirun` work without
+// a wrapper. Every error names the variable it read and says what to export.
+#include <charconv>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "transport/tcp/tcp.hpp"
+
+namespace ringlab::tcp {
+
+namespace {
+
+// A variable found in the environment: which name supplied it, and its value.
+struct Found {
+  std::string name;
+  std::string value;
+};
+
+std::optional<Found> first_of(const EnvironmentLookup& lookup,
+                              std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const char* value = lookup(name)) return Found{name, value};
+  return std::nullopt;
+}
+
+long long parse_integer(const Found& found, const std::string& what_to_set) {
+  long long value = 0;
+  const char* begin = found.value.data();
+  const char* end = begin + found.value.size();
+  auto [ptr, error] = std::from_chars(begin, end, value);
+  if (found.value.empty() || error != std::errc() || ptr != end)
+    throw std::invalid_argument(found.name + "=" + found.value + " is not an integer: export " +
+                                found.name + "=" + what_to_set);
+  return value;
+}
+
+Duration parse_milliseconds(const Found& found) {
+  const long long ms = parse_integer(found, "<milliseconds, e.g. 30000>");
+  if (ms <= 0)
+    throw std::invalid_argument(found.name + "=" + found.value +
+                                " must be a positive number of milliseconds, e.g. " + found.name +
+                                "=30000");
+  return Duration(ms);
+}
+
+}  // namespace
+
+Rendezvous from_environment() {
+  return from_environment([](const char* name) { return std::getenv(name); });
+}
+
+Rendezvous from_environment(const EnvironmentLookup& lookup) {
+  Rendezvous r;
+
+  const auto world = first_of(lookup, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"});
+  if (!world)
+    throw std::invalid_argument(
+        "WORLD_SIZE is not set: export WORLD_SIZE=<number of processes> (or start the job with "
+        "ringlab run, torchrun, srun or mpirun, which set it)");
+  const long long world_size = parse_integer(*world, "<number of processes, e.g. 4>");
+  if (world_size < 1 || world_size > 1 << 20)
+    throw std::invalid_argument(world->name + "=" + world->value +
+                                " must be a number of processes, at least 1");
+  r.world_size = static_cast<int>(world_size);
+
+  const auto rank = first_of(lookup, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"});
+  const std::string valid_ranks = "0.." + std::to_string(world_size - 1);
+  if (!rank)
+    throw std::invalid_argument("RANK is not set: export RANK=<this process's rank, " +
+                                valid_ranks +
+                                "> (or start the job with ringlab run, torchrun, srun or mpirun, "
+                                "which set it)");
+  const long long rank_value = parse_integer(*rank, "<this process's rank, " + valid_ranks + ">");
+  if (rank_value < 0 || rank_value >= world_size)
+    throw std::invalid_argument(rank->name + "=" + rank->value + " but " + world->name + "=" +
+                                world->value + ": " + rank->name + " must be in " + valid_ranks);
+  r.rank = static_cast<int>(rank_value);
+
+  if (const auto local = first_of(lookup, {"LOCAL_RANK", "SLURM_LOCALID",
+                                           "OMPI_COMM_WORLD_LOCAL_RANK"})) {
+    const long long local_rank = parse_integer(*local, "<this process's rank on its machine>");
+    if (local_rank < 0 || local_rank >= world_size)
+      throw std::invalid_argument(local->name + "=" + local->value + " but " + world->name + "=" +
+                                  world->value + ": " + local->name + " must be in " +
+                                  valid_ranks);
+    r.local_rank = static_cast<int>(local_rank);
+  }
+
+  if (const auto addr = first_of(lookup, {"MASTER_ADDR"})) {
+    if (addr->value.empty())
+      throw std::invalid_argument(
+          "MASTER_ADDR is empty: export MASTER_ADDR=<rank 0's host, e.g. 127.0.0.1>");
+    r.master_addr = addr->value;
+  }
+
+  const auto port = first_of(lookup, {"MASTER_PORT"});
+  if (!port)
+    throw std::invalid_argument(
+        "MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's store listens on)");
+  const long long port_value = parse_integer(*port, "29500 (the port rank 0's store listens on)");
+  if (port_value < 1 || port_value > 65535)
+    throw std::invalid_argument("MASTER_PORT=" + port->value +
+                                " is not a TCP port: export MASTER_PORT=<1..65535, e.g. 29500>");
+  r.master_port = static_cast<int>(port_value);
+
+  if (const auto bind = first_of(lookup, {"RINGLAB_BIND_ADDR"})) {
+    if (bind->value.empty())
+      throw std::invalid_argument(
+          "RINGLAB_BIND_ADDR is empty: unset it (loopback) or export RINGLAB_BIND_ADDR=<this "
+          "host's address the other ranks can reach, or 0.0.0.0>");
+    r.bind_addr = bind->value;
+  }
+  if (const auto timeout = first_of(lookup, {"RINGLAB_TIMEOUT_MS"}))
+    r.timeout = parse_milliseconds(*timeout);
+  if (const auto handshake = first_of(lookup, {"RINGLAB_HANDSHAKE_TIMEOUT_MS"}))
+    r.handshake_timeout = parse_milliseconds(*handshake);
+  return r;
+}
+
+}  // namespace ringlab::tcp

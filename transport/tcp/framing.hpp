@@ -1,0 +1,137 @@
+// Wire formats of the TCP backend, all in one place. Every integer is
+// little-endian; every message starts with a 4-byte magic and a 2-byte
+// version, so a stray or garbled byte stream is recognised at its first bytes.
+//
+// 1. Transport frame: what ranks send each other. A 32-byte header, then
+//    `length` payload bytes.
+//
+//      offset size  field
+//      0      4     magic   "RLTF"
+//      4      2     version kFrameVersion
+//      6      2     kind    1 = data, 2 = hello, 3 = hello_ack
+//      8      4     source  sending rank (int32)
+//      12     4     reserved, 0
+//      16     8     tag     the Transport tag (data); 0 otherwise
+//      24     8     length  payload bytes (data: <= kMaxFrameBytes)
+//
+//    hello / hello_ack payload (exactly kHelloBytes = 16 bytes): the first
+//    frame on a connection, hello from the connecting (higher) rank, hello_ack
+//    from the accepting (lower) rank. A connection is used only if both agree.
+//
+//      0      4     world_size (uint32)
+//      4      4     destination rank the sender believes it talks to (int32)
+//      8      8     job id (uint64), chosen by rank 0 and read from the store
+//
+// 2. Store request / reply: a 24-byte header, then `body_length` body bytes.
+//    The body is a sequence of strings (the arguments / results), each a
+//    4-byte length followed by its bytes, filling the body exactly.
+//
+//      offset size  field
+//      0      4     magic   "RLSQ" (request) / "RLSR" (reply)
+//      4      2     version kStoreVersion
+//      6      2     request: op (StoreOp); reply: status (StoreStatus)
+//      8      4     body_length (<= kMaxStoreBody)
+//      12     4     reserved, 0
+//      16     8     number (int64): add's delta, get/wait's timeout in ms;
+//                   in replies add's result, num_keys, check/delete's answer
+//
+//    The first request on a store connection must be `hello` (no strings),
+//    sent within the server's handshake timeout.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace ringlab::tcp {
+
+// ---- transport frames ------------------------------------------------------
+
+inline constexpr std::size_t kFrameHeaderBytes = 32;
+inline constexpr std::uint16_t kFrameVersion = 1;
+inline constexpr std::size_t kHelloBytes = 16;
+// The largest payload accepted (16 GiB): a larger length is garbage, not a
+// tensor, and must not become an allocation.
+inline constexpr std::uint64_t kMaxFrameBytes = std::uint64_t{1} << 34;
+
+enum class FrameKind : std::uint16_t { Data = 1, Hello = 2, HelloAck = 3 };
+
+struct FrameHeader {
+  FrameKind kind = FrameKind::Data;
+  std::int32_t source = 0;
+  Tag tag = 0;
+  std::uint64_t length = 0;
+};
+
+using FrameHeaderBytes = std::array<std::byte, kFrameHeaderBytes>;
+
+FrameHeaderBytes encode_frame_header(const FrameHeader& header);
+
+// A decoded header, or what was wrong with the bytes.
+struct FrameDecode {
+  std::optional<FrameHeader> header;
+  std::string error;  // "bad magic 47 45 54 20 (expected RLTF)", ...
+};
+FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> bytes);
+
+struct Hello {
+  std::uint32_t world_size = 0;
+  std::int32_t destination = 0;
+  std::uint64_t job_id = 0;
+};
+std::array<std::byte, kHelloBytes> encode_hello(const Hello& hello);
+Hello decode_hello(std::span<const std::byte, kHelloBytes> bytes);
+
+// ---- store messages ----------------------------------------------------------
+
+inline constexpr std::size_t kStoreHeaderBytes = 24;
+inline constexpr std::uint16_t kStoreVersion = 1;
+inline constexpr std::uint32_t kMaxStoreBody = 64u << 20;
+
+enum class StoreOp : std::uint16_t {
+  Hello = 1,
+  Set = 2,         // key, value
+  Get = 3,         // key; number = timeout ms; waits for the key
+  Add = 4,         // key; number = delta
+  Wait = 5,        // keys...; number = timeout ms
+  CompareSet = 6,  // key, expected, desired
+  Check = 7,       // keys...
+  Delete = 8,      // key
+  NumKeys = 9,
+};
+enum class StoreStatus : std::uint16_t { Ok = 0, Timeout = 1, Error = 2 };
+
+struct StoreHeader {
+  bool request = true;       // RLSQ vs RLSR
+  std::uint16_t code = 0;    // StoreOp or StoreStatus
+  std::uint32_t body_length = 0;
+  std::int64_t number = 0;
+};
+using StoreHeaderBytes = std::array<std::byte, kStoreHeaderBytes>;
+
+StoreHeaderBytes encode_store_header(const StoreHeader& header);
+struct StoreDecode {
+  std::optional<StoreHeader> header;
+  std::string error;
+};
+// expect_request: a server decodes requests, a client replies.
+StoreDecode decode_store_header(std::span<const std::byte, kStoreHeaderBytes> bytes,
+                                bool expect_request);
+
+// Strings <-> body. decode fails (nullopt) unless the strings fill the body exactly.
+std::vector<std::byte> encode_strings(const std::vector<std::string_view>& strings);
+std::optional<std::vector<std::string>> decode_strings(std::span<const std::byte> body);
+
+const char* store_op_name(std::uint16_t op);
+
+// "52 4c 54 46" for error messages about garbage.
+std::string hex_bytes(std::span<const std::byte> bytes);
+
+}  // namespace ringlab::tcp

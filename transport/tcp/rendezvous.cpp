@@ -1,0 +1,178 @@
+// connect() and init_process_group(): from a Rendezvous to a connected
+// TcpTransport.
+//
+//  1. Rank 0 starts the store server at bind_addr:master_port; every rank
+//     connects a Store client to master_addr:master_port (retrying until the
+//     timeout, since rank 0 may start last).
+//  2. Rank 0 publishes the job: a random job id and its world size. The others
+//     read it and check their WORLD_SIZE against it; every rank claims its
+//     RANK (two processes with the same RANK fail at once).
+//  3. Each rank listens on an ephemeral port and publishes "host:port".
+//  4. Every pair of ranks connects and checks a handshake (mesh.hpp); garbage
+//     reaching a rank's listener is logged and refused.
+//  5. Every other rank tells the store it is done; rank 0 waits for that, so
+//     it keeps the store up until every rank has read the addresses it needs.
+// Every step has the rendezvous deadline; a timeout names the ranks missing.
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+
+#include "transport/tcp/asio.hpp"
+#include "transport/tcp/framing.hpp"
+#include "transport/tcp/mesh.hpp"
+#include "transport/tcp/socket_util.hpp"
+#include "transport/tcp/transport_impl.hpp"
+
+namespace ringlab::tcp {
+
+namespace {
+
+const std::string kPrefix = "ringlab/tcp/";
+std::string address_key(int rank) { return kPrefix + "addr/" + std::to_string(rank); }
+
+std::uint64_t fresh_job_id() {
+  std::random_device device;
+  std::uint64_t id = (std::uint64_t{device()} << 32) ^ device();
+  id ^= static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+  return id == 0 ? 1 : id;
+}
+
+// The address the other ranks should use to reach this rank's listener.
+std::string advertised_host(const Rendezvous& r) {
+  ErrorCode error;
+  const auto bind = asio::ip::make_address(r.bind_addr, error);
+  if (error || !bind.is_unspecified()) return r.bind_addr;
+  // Bound to every interface: advertise the one that routes to rank 0.
+  asio::io_context io;
+  asio::ip::udp::socket probe(io);
+  try {
+    const auto master = *asio::ip::udp::resolver(io)
+                             .resolve(r.master_addr, std::to_string(r.master_port))
+                             .begin();
+    probe.connect(master.endpoint());
+    return probe.local_endpoint().address().to_string();
+  } catch (const std::exception&) {
+    return asio::ip::host_name();
+  }
+}
+
+void check_rendezvous(const Rendezvous& r) {
+  if (r.world_size < 1)
+    throw std::invalid_argument("Rendezvous.world_size = " + std::to_string(r.world_size) +
+                                ": set WORLD_SIZE to the number of processes (at least 1)");
+  if (r.rank < 0 || r.rank >= r.world_size)
+    throw std::invalid_argument("RANK=" + std::to_string(r.rank) + " but WORLD_SIZE=" +
+                                std::to_string(r.world_size) + ": RANK must be in 0.." +
+                                std::to_string(r.world_size - 1));
+  if (r.master_port < 0 || r.master_port > 65535)
+    throw std::invalid_argument("MASTER_PORT=" + std::to_string(r.master_port) +
+                                " is not a TCP port: use 1..65535, e.g. 29500");
+}
+
+long long remaining_ms(Clock::time_point deadline) { return std::max<long long>(ms_left(deadline), 1); }
+
+}  // namespace
+
+std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
+  check_rendezvous(r);
+  const auto deadline = Clock::now() + r.timeout;
+  const std::string me = "rank " + std::to_string(r.rank);
+  auto impl = std::make_unique<TcpTransport::Impl>();
+
+  // 1. The store.
+  if (r.rank == 0)
+    impl->server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout);
+  impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout);
+  Store& store = *impl->store;
+
+  // 2. The job: rank 0 names it; everyone checks the world size and claims a rank.
+  const std::string job_key = kPrefix + "job";
+  if (r.rank == 0) {
+    impl->job_id = fresh_job_id();
+    store.set(job_key, std::to_string(impl->job_id) + " " + std::to_string(r.world_size));
+  }
+  const std::string job = store.get(job_key, Duration(remaining_ms(deadline)));
+  std::uint64_t job_id = 0;
+  int rank0_world = 0;
+  std::istringstream(job) >> job_id >> rank0_world;
+  if (rank0_world != r.world_size)
+    throw std::invalid_argument(me + " has WORLD_SIZE=" + std::to_string(r.world_size) +
+                                " but rank 0 has WORLD_SIZE=" + std::to_string(rank0_world) +
+                                ": start every process with the same WORLD_SIZE");
+  impl->job_id = job_id;
+  if (store.add(kPrefix + "claim/" + std::to_string(r.rank), 1) != 1)
+    throw std::invalid_argument(me + ": another process already joined this job as RANK=" +
+                                std::to_string(r.rank) + ": give every process its own RANK");
+
+  // 3. Listen and publish.
+  Mesh mesh(r, job_id, deadline);
+  const std::string host = advertised_host(r);
+  const bool v6 = host.find(':') != std::string::npos;
+  store.set(address_key(r.rank),
+            (v6 ? "[" + host + "]" : host) + ":" + std::to_string(mesh.port()));
+
+  // The lower ranks' addresses (this rank connects to them).
+  std::vector<std::string> addresses(static_cast<std::size_t>(r.world_size));
+  std::vector<std::string> lower_keys;
+  for (int q = 0; q < r.rank; ++q) lower_keys.push_back(address_key(q));
+  try {
+    store.wait(lower_keys, Duration(remaining_ms(deadline)));
+  } catch (const TimeoutError&) {
+    std::vector<int> absent;
+    for (int q = 0; q < r.rank; ++q)
+      if (!store.check({address_key(q)})) absent.push_back(q);
+    throw TimeoutError(me + ": timed out after " + std::to_string(r.timeout.count()) +
+                       " ms waiting for " + list_ranks(absent) + " to join (publish an address "
+                       "in the store at " + store.address() + "): are they running with WORLD_SIZE=" +
+                       std::to_string(r.world_size) + " and the same MASTER_ADDR/MASTER_PORT?");
+  }
+  for (int q = 0; q < r.rank; ++q)
+    addresses[static_cast<std::size_t>(q)] = store.get(address_key(q), Duration(remaining_ms(deadline)));
+
+  // 4. Connections.
+  Mesh::Connected connected = mesh.run(addresses);
+
+  // 5. Rank 0 hosts the store: it returns only when every other rank has
+  // finished with it (connected to everyone), so no rank loses the store in
+  // the middle of its rendezvous because rank 0 finished and exited. A set's
+  // answer is sent before the waiters are woken, so every rank has its answer.
+  if (r.rank != 0) {
+    store.set(kPrefix + "done/" + std::to_string(r.rank), "1");
+  } else {
+    std::vector<std::string> done_keys;
+    for (int q = 1; q < r.world_size; ++q) done_keys.push_back(kPrefix + "done/" + std::to_string(q));
+    try {
+      store.wait(done_keys, Duration(remaining_ms(deadline)));
+    } catch (const TimeoutError&) {
+      std::vector<int> absent;
+      for (int q = 1; q < r.world_size; ++q)
+        if (!store.check({done_keys[static_cast<std::size_t>(q - 1)]})) absent.push_back(q);
+      throw TimeoutError(me + ": timed out after " + std::to_string(r.timeout.count()) +
+                         " ms at the end of the rendezvous: " + list_ranks(absent) +
+                         " did not finish connecting to the others (see their errors)");
+    }
+  }
+
+  impl->engine = std::make_shared<Engine>(r.rank, r.world_size, std::move(connected.io),
+                                          std::move(connected.sockets));
+  auto transport = std::make_shared<TcpTransport>(std::move(impl));
+  transport->set_timeout(r.timeout);
+  return transport;
+}
+
+std::unique_ptr<ProcessGroup> init_process_group(const Rendezvous& rendezvous,
+                                                 ProcessGroupOptions options) {
+  return std::make_unique<ProcessGroup>(connect(rendezvous), std::move(options));
+}
+
+std::unique_ptr<ProcessGroup> init_process_group(ProcessGroupOptions options) {
+  Rendezvous rendezvous = from_environment();
+  if (std::getenv("RINGLAB_TIMEOUT_MS"))
+    options.timeout = rendezvous.timeout;
+  else
+    rendezvous.timeout = options.timeout;
+  return init_process_group(rendezvous, std::move(options));
+}
+
+}  // namespace ringlab::tcp

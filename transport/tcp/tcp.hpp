@@ -1,0 +1,185 @@
+// The TCP backend: ranks are processes that talk over TCP (Boost.Asio).
+//
+//   auto pg = ringlab::tcp::init_process_group();   // dist.init_process_group("gloo")
+//   pg->all_reduce(tensor);
+//
+// The pieces, in the order a job uses them:
+//  - Rendezvous / from_environment(): who this process is (RANK, WORLD_SIZE,
+//    LOCAL_RANK) and where rank 0 listens (MASTER_ADDR, MASTER_PORT), read
+//    from the variables torchrun, Slurm or Open MPI set.
+//  - StoreServer / Store: a small key-value store like PyTorch's TCPStore.
+//    Rank 0 hosts it (a background thread) at MASTER_PORT; every rank is a
+//    client. Ranks publish their addresses in it; the NCCL backend publishes
+//    its ncclUniqueId in it.
+//  - connect(): every rank listens on an ephemeral port, publishes "addr:port"
+//    in the store, and connects to every other rank (the higher rank of each
+//    pair connects, the lower accepts), checking a handshake (magic, version,
+//    ranks, world size, job id) so stray connections are refused.
+//  - TcpTransport: the Transport over those connections. Messages are
+//    length-framed (transport/tcp/framing.hpp documents the header); a wait
+//    drives the sockets itself from the calling thread (no hand-off to an I/O
+//    thread), reads payloads straight into posted receive buffers and writes
+//    header + payload with one scatter-gather call.
+//  - init_process_group(): all of the above plus a ProcessGroup.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "primitives/process_group.hpp"
+#include "transport/transport.hpp"
+
+namespace ringlab::tcp {
+
+// Where and who: filled from the environment by from_environment().
+struct Rendezvous {
+  std::string master_addr = "127.0.0.1";  // MASTER_ADDR: where rank 0's store is reached
+  int master_port = 29500;                // MASTER_PORT: the store's port
+  int rank = -1;                          // RANK
+  int world_size = -1;                    // WORLD_SIZE
+  int local_rank = 0;                     // LOCAL_RANK
+  // Where the store (rank 0) and every rank's own listener bind, and the
+  // address a rank publishes for the others: loopback unless told otherwise.
+  std::string bind_addr = "127.0.0.1";  // RINGLAB_BIND_ADDR
+  Duration timeout = kDefaultTimeout;   // RINGLAB_TIMEOUT_MS: rendezvous and every wait
+  // A connection that opens and says nothing (no handshake) is closed after
+  // this long. RINGLAB_HANDSHAKE_TIMEOUT_MS.
+  Duration handshake_timeout = std::chrono::seconds(5);
+};
+
+// Looks up one environment variable; nullptr when unset.
+using EnvironmentLookup = std::function<const char*(const char* name)>;
+
+// Reads MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK (torchrun's
+// names); falls back to Slurm's SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID and
+// Open MPI's OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE /
+// OMPI_COMM_WORLD_LOCAL_RANK; then RINGLAB_BIND_ADDR, RINGLAB_TIMEOUT_MS,
+// RINGLAB_HANDSHAKE_TIMEOUT_MS. MASTER_ADDR defaults to 127.0.0.1; the others
+// that have no default throw std::invalid_argument naming the variable and what
+// to set ("MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's
+// store listens on)", "RANK=4 but WORLD_SIZE=4: RANK must be in 0..3").
+Rendezvous from_environment();
+// The same, reading variables through `lookup` (tests pass a map).
+Rendezvous from_environment(const EnvironmentLookup& lookup);
+
+// Thrown by Store operations that run out of time (a TimeoutError, so a
+// CommError): names the key(s) and the store's address.
+using StoreTimeoutError = TimeoutError;
+
+// The store's server: rank 0 runs one. Serves clients on a background thread
+// until destroyed. Port 0 picks a free port (see port()).
+class StoreServer {
+ public:
+  // Throws CommError if the address cannot be bound (naming it, and what to do
+  // when the port is taken).
+  StoreServer(const std::string& bind_addr, int port,
+              Duration handshake_timeout = std::chrono::seconds(5));
+  ~StoreServer();
+  StoreServer(const StoreServer&) = delete;
+  StoreServer& operator=(const StoreServer&) = delete;
+
+  int port() const;  // the port actually bound
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// A client of the store, like torch.distributed.TCPStore. Values are arbitrary
+// bytes held in std::string. One request at a time per Store object (calls
+// from several threads are serialised); use one Store per thread for
+// concurrent blocking waits.
+class Store {
+ public:
+  // Connects to host:port, retrying until `timeout` (rank 0 may start later);
+  // then throws CommError "could not reach the store at HOST:PORT within N ms:
+  // is rank 0 running and MASTER_ADDR/MASTER_PORT right?".
+  Store(const std::string& host, int port, Duration timeout = kDefaultTimeout);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // The timeout used by the overloads that take none.
+  Duration timeout() const;
+  void set_timeout(Duration timeout);
+  std::string address() const;  // "host:port"
+
+  void set(const std::string& key, std::string_view value);
+  // Waits until the key exists, then returns its value; TimeoutError naming the
+  // key after `timeout`.
+  std::string get(const std::string& key, Duration timeout);
+  std::string get(const std::string& key) { return get(key, timeout()); }
+  // Adds delta to the integer stored at key (0 if absent) and returns the sum.
+  std::int64_t add(const std::string& key, std::int64_t delta);
+  // Waits until every key exists; TimeoutError naming the missing ones.
+  void wait(const std::vector<std::string>& keys, Duration timeout);
+  void wait(const std::vector<std::string>& keys) { wait(keys, timeout()); }
+  // Sets key to desired if its value is expected (or if it is absent and
+  // expected is empty); returns the value after the operation (TCPStore's
+  // compare_set).
+  std::string compare_set(const std::string& key, std::string_view expected,
+                          std::string_view desired);
+  // True if every key exists (does not wait).
+  bool check(const std::vector<std::string>& keys);
+  // Removes key; true if it existed.
+  bool delete_key(const std::string& key);
+  std::int64_t num_keys();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The Transport over TCP connections to every other rank (see connect()).
+class TcpTransport final : public Transport {
+ public:
+  class Impl;
+  explicit TcpTransport(std::unique_ptr<Impl> impl);
+  ~TcpTransport() override;
+
+  int rank() const override;
+  int size() const override;
+  std::string_view name() const override { return "tcp"; }
+
+  std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
+  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;
+  void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
+                MutBytes recv_data) override;
+
+  // The rendezvous store this rank used (rank 0 also hosts it, for as long as
+  // this transport lives). Other backends (NCCL) publish their ids in it.
+  Store& store();
+  std::shared_ptr<Store> shared_store();
+  // The job id every rank agreed on through the store (in the handshakes).
+  std::uint64_t job_id() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Connects this rank to all others (store rendezvous: each rank listens on an
+// ephemeral port at bind_addr, publishes "addr:port" in the store and
+// connects to the others) and returns the transport, its timeout set to
+// rendezvous.timeout. Rank 0 hosts the store (bound at bind_addr:master_port)
+// for as long as its transport lives, and returns only once every other rank
+// has finished connecting. Throws CommError/TimeoutError on timeout naming the
+// ranks that did not show up. (Returns the TcpTransport so callers reach
+// store(); it converts to std::shared_ptr<Transport>.)
+std::shared_ptr<TcpTransport> connect(const Rendezvous& rendezvous);
+
+// init_process_group("tcp"): from_environment() + connect() + ProcessGroup.
+// RINGLAB_TIMEOUT_MS, when set, overrides options.timeout; otherwise
+// options.timeout is also the rendezvous timeout.
+std::unique_ptr<ProcessGroup> init_process_group(ProcessGroupOptions options = {});
+// The same with an explicit rendezvous (rendezvous.timeout is used for
+// connecting; options.timeout for the collectives).
+std::unique_ptr<ProcessGroup> init_process_group(const Rendezvous& rendezvous,
+                                                 ProcessGroupOptions options = {});
+
+}  // namespace ringlab::tcp

@@ -1,0 +1,22 @@
+// What a TcpTransport owns, shared by rendezvous.cpp (which builds it) and
+// tcp_transport.cpp (which uses it). Members are destroyed bottom-up: the
+// connections close first, then the store client, then (rank 0) the server.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "transport/tcp/engine.hpp"
+#include "transport/tcp/tcp.hpp"
+
+namespace ringlab::tcp {
+
+class TcpTransport::Impl {
+ public:
+  std::unique_ptr<StoreServer> server;  // rank 0 only
+  std::shared_ptr<Store> store;
+  std::uint64_t job_id = 0;
+  std::shared_ptr<Engine> engine;
+};
+
+}  // namespace ringlab::tcp
