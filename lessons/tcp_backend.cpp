@@ -1,0 +1,177 @@
+// The `tcp` backend: every rank is a process, talking to the others over TCP
+// (transport/tcp). The default backend of lessons and `ringlab bench`.
+//
+// Two ways a process gets here:
+//  - It already is a rank: `ringlab run` (or torchrun, Slurm, Open MPI) set
+//    RANK and WORLD_SIZE (or their own variables). It connects to the other
+//    ranks (tcp::from_environment + tcp::connect, once per process) and runs
+//    the body on this one rank.
+//  - It is not: like torch.multiprocessing.spawn, it starts `world` copies of
+//    its own executable with the same arguments through the launcher, which
+//    sets the rank variables, and waits for them. A failed rank fails the run.
+//
+// A program may run several worlds one after another (`ringlab tour`): the
+// copies started for the k-th world get RINGLAB_RUN_CALL=k, skip the worlds
+// before it with their output silenced (the parent prints that part), run
+// world k and exit.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lessons/runner.hpp"
+#include "tools/launcher.hpp"
+#include "transport/tcp/tcp.hpp"
+
+namespace ringlab::lessons {
+
+namespace {
+
+constexpr const char* kCallVariable = "RINGLAB_RUN_CALL";
+
+bool is_set(const char* name) { return std::getenv(name) != nullptr; }
+
+// The variables of the launchers tcp::from_environment understands.
+bool started_as_rank() {
+  return (is_set("RANK") && is_set("WORLD_SIZE")) ||
+         (is_set("SLURM_PROCID") && is_set("SLURM_NTASKS")) ||
+         (is_set("OMPI_COMM_WORLD_RANK") && is_set("OMPI_COMM_WORLD_SIZE"));
+}
+
+// The world this copy was started for (-1: not started by this backend).
+int assigned_call() {
+  const char* value = std::getenv(kCallVariable);
+  return value ? std::atoi(value) : -1;
+}
+
+// A copy started for world k must not repeat what the parent printed before
+// world k: its stdout goes to /dev/null from the start until then. This runs
+// before main (a static object), so not a single line slips through.
+class StdoutSilencer {
+ public:
+  StdoutSilencer() {
+    if (assigned_call() < 0) return;
+    const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    saved_ = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+    if (null_fd >= 0 && saved_ >= 0) ::dup2(null_fd, 1);
+    if (null_fd >= 0) ::close(null_fd);
+  }
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stdout);
+    ::dup2(saved_, 1);
+    ::close(saved_);
+    saved_ = -1;
+  }
+
+ private:
+  int saved_ = -1;
+};
+StdoutSilencer silencer;
+
+int next_call = 0;  // the index of the next world this process runs
+
+// argv of this process, from /proc (the backend is not handed main's argv).
+std::vector<std::string> own_command_line() {
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::vector<std::string> arguments;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = text.find('\0', start);
+    arguments.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  char path[PATH_MAX];
+  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (arguments.empty() || length <= 0)
+    throw std::runtime_error(
+        "tcp backend: cannot read this program's command line from /proc to start its ranks; "
+        "start them yourself with ringlab run --nproc-per-node N -- PROGRAM ARGS");
+  // Run the very same executable, whatever PATH says.
+  arguments.front().assign(path, static_cast<std::size_t>(length));
+  return arguments;
+}
+
+// One connection to the other ranks for the whole process: a program that
+// runs several worlds in a row (`ringlab tour` under ringlab run) reuses it
+// rather than meeting again at the same MASTER_PORT, where a fast rank could
+// reach the store of the previous meeting just as rank 0 closes it. Each world
+// gets a fresh ProcessGroup on it (its collectives numbered from 0 again; the
+// previous world's messages all came first on every connection).
+struct RankConnection {
+  tcp::Rendezvous me;
+  std::shared_ptr<tcp::TcpTransport> transport;
+};
+
+void run_as_rank(int world, const std::function<void(ProcessGroup&)>& body,
+                 const ProcessGroupOptions& group) {
+  static RankConnection connection;
+  // RINGLAB_TIMEOUT_MS, when set, wins over --timeout-ms (as in
+  // tcp::init_process_group); otherwise --timeout-ms also limits the meeting.
+  const bool timeout_from_environment = is_set("RINGLAB_TIMEOUT_MS");
+  if (!connection.transport) {
+    connection.me = tcp::from_environment();  // names a missing or bad variable
+    if (!timeout_from_environment) connection.me.timeout = group.timeout;
+  }
+  const tcp::Rendezvous& me = connection.me;
+  if (me.world_size != world)
+    throw std::invalid_argument(
+        "this process is rank " + std::to_string(me.rank) + " of a world of " +
+        std::to_string(me.world_size) + " (WORLD_SIZE or the launcher's variables), but it was "
+        "asked to run " + std::to_string(world) + " ranks: pass --world-size " +
+        std::to_string(me.world_size) + " (-n " + std::to_string(me.world_size) +
+        "), or start " + std::to_string(world) + " ranks (ringlab run --nproc-per-node " +
+        std::to_string(world) + " -- ...)");
+  if (!connection.transport) connection.transport = tcp::connect(me);
+  ProcessGroupOptions options = group;
+  if (timeout_from_environment) options.timeout = me.timeout;
+  ProcessGroup pg(connection.transport, options);
+  body(pg);
+}
+
+void spawn_ranks(int world, int call) {
+  launch::LaunchOptions options;
+  options.name = "ringlab (tcp backend)";
+  options.nproc_per_node = world;
+  options.program = own_command_line();
+  options.extra_environment = {{kCallVariable, std::to_string(call)}};
+  const launch::LaunchResult result = launch::launch(options);
+  if (result.exit_code != 0)
+    throw std::runtime_error("tcp backend: " + result.message +
+                             " (its error is above; run with --backend inproc to compare)");
+}
+
+void run_tcp(int world, const std::function<void(ProcessGroup&)>& body,
+             const ProcessGroupOptions& group) {
+  const int call = next_call++;
+  const int assigned = assigned_call();
+  if (assigned >= 0) {
+    // A copy started by spawn_ranks: run only the world it was started for.
+    if (call < assigned) return;
+    silencer.restore();
+    run_as_rank(world, body, group);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::exit(0);  // the parent runs whatever comes next
+  }
+  if (started_as_rank())
+    run_as_rank(world, body, group);
+  else
+    spawn_ranks(world, call);
+}
+
+const BackendRegistrar registrar(
+    "tcp", "ranks as processes over TCP; starts them itself unless run by ringlab run or torchrun",
+    run_tcp, /*preferred=*/true);
+
+}  // namespace
+
+}  // namespace ringlab::lessons

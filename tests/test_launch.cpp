@@ -1,0 +1,263 @@
+// The process launcher (tools/launcher.hpp) on small shell programs: the
+// variables every rank gets, output passed through whole lines, and stopping
+// the job when a rank fails, is killed, ignores SIGTERM or runs too long.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/launcher.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using ringlab::launch::LaunchOptions;
+using ringlab::launch::LaunchResult;
+
+// The children's stdout and stderr land in two temporary files.
+struct Captured {
+  LaunchResult result;
+  std::string out, err;
+  double seconds = 0;
+};
+
+std::string read_all(std::FILE* file) {
+  std::string text;
+  std::rewind(file);
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, file)) text.append(buffer, n);
+  return text;
+}
+
+Captured run(LaunchOptions options) {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  REQUIRE(out);
+  REQUIRE(err);
+  options.stdout_fd = fileno(out);
+  options.stderr_fd = fileno(err);
+  if (options.deadline.count() == 0) options.deadline = 60s;  // a broken launcher must not hang the test
+  Captured captured;
+  const auto start = std::chrono::steady_clock::now();
+  captured.result = ringlab::launch::launch(options);
+  captured.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  captured.out = read_all(out);
+  captured.err = read_all(err);
+  std::fclose(out);
+  std::fclose(err);
+  return captured;
+}
+
+LaunchOptions shell(int ranks, const std::string& script) {
+  LaunchOptions options;
+  options.nproc_per_node = ranks;
+  options.program = {"/bin/sh", "-c", script};
+  return options;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::multiset<std::string> line_set(const std::string& text) {
+  const std::vector<std::string> lines = lines_of(text);
+  return {lines.begin(), lines.end()};
+}
+
+}  // namespace
+
+TEST_CASE("every rank gets the torchrun variables of its place in the job") {
+  // Node 1 of 2 with 3 ranks per node: global ranks 3, 4, 5 of 6.
+  LaunchOptions options = shell(
+      3, "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $GROUP_WORLD_SIZE "
+         "$MASTER_ADDR $MASTER_PORT $RINGLAB_TIMEOUT_MS $EXTRA");
+  options.nnodes = 2;
+  options.node_rank = 1;
+  options.master_addr = "192.0.2.7";
+  options.master_port = 29611;
+  options.rank_timeout = 1234ms;
+  options.extra_environment = {{"EXTRA", "x"}, {"RANK", "overridden by the launcher"}};
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 0);
+  CHECK(c.result.message.empty());
+  const std::multiset<std::string> lines = line_set(c.out);
+  std::multiset<std::string> expected;
+  for (int local = 0; local < 3; ++local)
+    expected.insert(std::to_string(3 + local) + " 6 " + std::to_string(local) +
+                    " 3 1 2 192.0.2.7 29611 1234 x");
+  CHECK(lines == expected);
+}
+
+TEST_CASE("a single node picks a free port on the master address") {
+  const int port = ringlab::launch::pick_free_port("127.0.0.1");
+  CHECK(port > 0);
+  // It is free: we can listen on it ourselves.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  ::close(fd);
+
+  const Captured c = run(shell(2, "echo $MASTER_PORT"));
+  REQUIRE(c.result.exit_code == 0);
+  CHECK(c.result.master_port > 0);
+  const std::string expected = std::to_string(c.result.master_port) + "\n";
+  CHECK(c.out == expected + expected);
+
+  CHECK_THROWS_WITH_AS(ringlab::launch::pick_free_port("192.0.2.1"),
+                       doctest::Contains("cannot bind a port on master address '192.0.2.1'"),
+                       std::runtime_error);
+}
+
+TEST_CASE("lines of different ranks never mix, even when a rank writes a line in pieces") {
+  // Each line leaves the rank in three writes (sh's printf is a builtin: one
+  // write each) with a pause between them, so passing the bytes through as
+  // they come would mix them.
+  const std::string pause = "j=0; while [ $j -lt 300 ]; do j=$((j+1)); done; ";
+  const Captured c = run(shell(
+      4, "i=0; while [ $i -lt 300 ]; do printf 'rank %s ' $RANK; " + pause +
+             "printf 'line %s ' $i; " + pause +
+             "printf 'end\\n'; printf 'err %s %s\\n' $RANK $i >&2; i=$((i+1)); done"));
+  REQUIRE(c.result.exit_code == 0);
+  std::map<int, int> next_line;  // per rank, in order
+  for (const std::string& line : lines_of(c.out)) {
+    int rank = -1, number = -1;
+    char end[8] = {};
+    REQUIRE_MESSAGE(std::sscanf(line.c_str(), "rank %d line %d %7s", &rank, &number, end) == 3,
+                    line);
+    CHECK(std::string(end) == "end");
+    CHECK(number == next_line[rank]++);
+  }
+  CHECK(next_line == std::map<int, int>{{0, 300}, {1, 300}, {2, 300}, {3, 300}});
+  CHECK(lines_of(c.err).size() == 1200);
+}
+
+TEST_CASE("a last line without a newline gets one, and --tee-prefix names the rank") {
+  LaunchOptions options = shell(2, "printf 'a\\nb'; printf 'e' >&2");
+  options.tee_prefix = true;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 0);
+  const std::multiset<std::string> out = line_set(c.out);
+  CHECK(out == std::multiset<std::string>{"[rank 0] a", "[rank 0] b", "[rank 1] a", "[rank 1] b"});
+  CHECK(c.out.back() == '\n');
+  const std::multiset<std::string> err = line_set(c.err);
+  CHECK(err == std::multiset<std::string>{"[rank 0] e", "[rank 1] e"});
+}
+
+TEST_CASE("a failing rank stops the others and names itself") {
+  LaunchOptions options =
+      shell(4, "if [ $RANK = 2 ]; then echo 'rank 2 gives up' >&2; exit 3; fi; sleep 30");
+  options.stop_after = 200ms;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 3);
+  REQUIRE(c.result.first_failure);
+  CHECK(c.result.first_failure->rank == 2);
+  CHECK(c.result.message == "rank 2 exited with status 3; stopped the other 3 ranks");
+  CHECK(c.err == "rank 2 gives up\n");
+  CHECK(c.seconds < 5);
+  for (const auto& rank : c.result.ranks)
+    if (rank.rank != 2) CHECK(rank.stopped_by_us);
+}
+
+TEST_CASE("a rank killed by a signal is reported with the signal, the shell's way") {
+  LaunchOptions options = shell(3, "if [ $RANK = 1 ]; then kill -9 $$; fi; sleep 30");
+  options.stop_after = 100ms;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 128 + 9);
+  CHECK(c.result.message == "rank 1 was killed by signal 9 (Killed); stopped the other 2 ranks");
+  CHECK(c.seconds < 5);
+}
+
+TEST_CASE("the others get their moment to fail on their own before SIGTERM") {
+  // Rank 0 fails; rank 1 notices (here: a file appears) and fails too, a
+  // moment later (so that rank 0 is the first failure).
+  char dir_template[] = "/tmp/ringlab-launch-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  const std::string flag = std::string(dir_template) + "/failed";
+  LaunchOptions options = shell(
+      2, "if [ $RANK = 0 ]; then touch " + flag + "; exit 1; fi; "
+         "i=0; while [ ! -e " + flag + " ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; "
+         "sleep 0.3; echo 'rank 1: peer rank 0 is gone' >&2; exit 1");
+  options.stop_after = 10s;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 1);
+  CHECK(c.result.message == "rank 0 exited with status 1; rank 1 failed after it");
+  CHECK(c.err == "rank 1: peer rank 0 is gone\n");
+  CHECK(c.seconds < 8);
+  ::unlink(flag.c_str());
+  ::rmdir(dir_template);
+}
+
+TEST_CASE("a rank that ignores SIGTERM gets SIGKILL") {
+  // Rank 0 fails only once rank 1 ignores SIGTERM (it says so with a file).
+  char dir_template[] = "/tmp/ringlab-launch-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  const std::string ready = std::string(dir_template) + "/ready";
+  LaunchOptions options = shell(
+      2, "if [ $RANK = 0 ]; then i=0; while [ ! -e " + ready + " ] && [ $i -lt 200 ]; do "
+         "sleep 0.02; i=$((i+1)); done; exit 5; fi; trap '' TERM; touch " + ready + "; sleep 30");
+  options.stop_after = 0ms;
+  options.kill_after = 300ms;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 5);
+  CHECK(c.result.message == "rank 0 exited with status 5; stopped the other 1 rank");
+  REQUIRE(c.result.ranks.size() == 2);
+  CHECK(c.result.ranks[1].signal_number == 9);
+  CHECK(c.seconds < 8);
+  ::unlink(ready.c_str());
+  ::rmdir(dir_template);
+}
+
+TEST_CASE("a job that runs past its time limit is stopped") {
+  LaunchOptions options = shell(2, "sleep 30");
+  options.deadline = 300ms;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 124);
+  CHECK(c.result.message == "the job ran longer than its limit of 300 ms; stopped the 2 ranks");
+  CHECK(c.seconds < 5);
+}
+
+TEST_CASE("bad options are refused with what to do instead") {
+  LaunchOptions options;
+  CHECK_THROWS_WITH_AS(ringlab::launch::validate(options),
+                       doctest::Contains("no program to run: put it after --"),
+                       std::invalid_argument);
+  options.program = {"true"};
+  options.nproc_per_node = 0;
+  CHECK_THROWS_WITH_AS(ringlab::launch::validate(options),
+                       "--nproc-per-node is 0: it must be at least 1", std::invalid_argument);
+  options.nproc_per_node = 2;
+  options.nnodes = 2;
+  options.node_rank = 2;
+  options.master_port = 29500;
+  CHECK_THROWS_WITH_AS(ringlab::launch::validate(options),
+                       "--node-rank is 2 but --nnodes is 2: node ranks go from 0 to 1",
+                       std::invalid_argument);
+  options.node_rank = 1;
+  options.master_port = 0;
+  CHECK_THROWS_WITH_AS(ringlab::launch::validate(options),
+                       doctest::Contains("give every node the same --master-port"),
+                       std::invalid_argument);
+  options.master_port = 29500;
+  CHECK_NOTHROW(ringlab::launch::validate(options));
+
+  LaunchOptions missing;
+  missing.program = {"ringlab-no-such-program"};
+  CHECK_THROWS_WITH_AS(ringlab::launch::launch(missing),
+                       doctest::Contains("cannot run 'ringlab-no-such-program': no such program"),
+                       std::invalid_argument);
+}

@@ -1,0 +1,93 @@
+// The process launcher behind `ringlab run` and the tcp backend: starts the
+// ranks of one node as child processes, like torchrun's static mode or
+// torch.multiprocessing.spawn.
+//
+// Each child gets the torchrun variables (MASTER_ADDR, MASTER_PORT, RANK,
+// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK). Its stdout and stderr
+// come back through pipes and are written out line by line, one write per
+// line, so lines of different ranks never mix. When one rank exits non-zero or
+// is killed by a signal, the others get a moment to notice and report it
+// themselves (their peer is gone; every wait has a timeout), then SIGTERM,
+// then SIGKILL: nothing is left running.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ringlab::launch {
+
+using Milliseconds = std::chrono::milliseconds;
+
+struct LaunchOptions {
+  int nproc_per_node = 1;
+  int nnodes = 1;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;  // 0: pick a free port on master_addr (single node only)
+  // Every wait's limit in the ranks, passed as RINGLAB_TIMEOUT_MS; 0: unset.
+  Milliseconds rank_timeout{0};
+  // After a rank fails: how long the others may take to exit on their own
+  // before SIGTERM, and how long after SIGTERM before SIGKILL.
+  Milliseconds stop_after{1000};
+  Milliseconds kill_after{3000};
+  // Stops every rank once the job has run this long; 0: no limit.
+  Milliseconds deadline{0};
+  bool tee_prefix = false;  // start each line with "[rank r] "
+  // argv of every rank: program (found on PATH if it has no '/') and arguments.
+  std::vector<std::string> program;
+  // Variables set in every rank besides the torchrun ones (they win over these).
+  std::vector<std::pair<std::string, std::string>> extra_environment;
+  // Where the children's lines go (the launcher's own stdout/stderr by default).
+  int stdout_fd = 1;
+  int stderr_fd = 2;
+  // Prefix of the launcher's own messages.
+  std::string name = "ringlab run";
+};
+
+// How one rank ended.
+struct RankExit {
+  int rank = -1;          // global rank
+  int exit_status = 0;    // when it exited
+  int signal_number = 0;  // when a signal killed it (0: it exited)
+  bool stopped_by_us = false;  // we sent the signal that ended it
+  bool failed() const { return signal_number != 0 || exit_status != 0; }
+  // "exited with status 1", "was killed by signal 9 (Killed)"
+  std::string describe() const;
+};
+
+struct LaunchResult {
+  // 0 when every rank exited 0; else the failed rank's status, or 128 + the
+  // signal that killed it (as a shell reports it).
+  int exit_code = 0;
+  // The failure that started it: the first rank to fail by itself, or a rank
+  // killed by a signal reaped up to 0.5 s after it (its peers fail the moment
+  // it dies, and one of them may be reaped first).
+  std::optional<RankExit> first_failure;
+  std::vector<RankExit> ranks;  // by local rank
+  // One line for the user ("rank 2 exited with status 1; stopped the other 3
+  // ranks"); empty on success.
+  std::string message;
+  int master_port = 0;  // the port the ranks were given
+};
+
+// Throws std::invalid_argument saying what is wrong and what to pass instead.
+void validate(const LaunchOptions& options);
+
+// A TCP port nobody listens on at address right now: binds port 0, reads the
+// port the kernel chose, closes. Throws std::runtime_error naming the address.
+int pick_free_port(const std::string& address);
+
+// Starts the ranks of this node, passes their output through and waits for
+// all of them (see the file comment). Throws std::invalid_argument on bad
+// options and std::runtime_error when a rank cannot be started.
+LaunchResult launch(const LaunchOptions& options);
+
+// The variables the launcher sets (name, value) for one local rank.
+std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOptions& options,
+                                                                  int master_port,
+                                                                  int local_rank);
+
+}  // namespace ringlab::launch

@@ -1,0 +1,79 @@
+// `ringlab run --nproc-per-node N [--nnodes K --node-rank I --master-addr A
+// --master-port P] [--timeout-ms T] -- PROGRAM ARGS...`: torchrun's static
+// mode. Starts the N ranks of this node with the torchrun variables set and
+// waits for them (tools/launcher.hpp).
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tools/commands.hpp"
+#include "tools/launcher.hpp"
+
+namespace ringlab::cli {
+
+namespace {
+
+struct RunCommand {
+  launch::LaunchOptions options;
+  int timeout_ms = 0;
+  int stop_after_ms = 1000;
+  int kill_after_ms = 3000;
+  int time_limit_ms = 0;
+};
+
+void run(RunCommand& cmd) {
+  auto& o = cmd.options;
+  o.rank_timeout = launch::Milliseconds(cmd.timeout_ms);
+  o.stop_after = launch::Milliseconds(cmd.stop_after_ms);
+  o.kill_after = launch::Milliseconds(cmd.kill_after_ms);
+  o.deadline = launch::Milliseconds(cmd.time_limit_ms);
+  const launch::LaunchResult result = launch::launch(o);
+  if (result.exit_code == 0) return;
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", o.name.c_str(), result.message.c_str());
+  std::fflush(stderr);
+  // The exit status says what happened to the job, as a shell would.
+  std::exit(result.exit_code);
+}
+
+void add_run_command(CLI::App& app) {
+  auto cmd = std::make_shared<RunCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "run", "start the ranks of this node as processes (like torchrun): run -- PROGRAM ARGS...");
+  auto& o = cmd->options;
+  // After --, everything is the program's command line, its options included.
+  sub->add_option("program", o.program, "the program each rank runs, and its arguments (after --)");
+  sub->add_option("--nproc-per-node", o.nproc_per_node, "ranks on this node");
+  sub->add_option("--nnodes", o.nnodes, "number of nodes (each runs ringlab run)");
+  sub->add_option("--node-rank", o.node_rank, "this node's index, 0 .. nnodes-1");
+  sub->add_option("--master-addr", o.master_addr, "address of node 0, where rank 0's store listens")
+      ->capture_default_str();
+  sub->add_option("--master-port", o.master_port,
+                  "the store's port (default: a free one; required with --nnodes > 1)");
+  sub->add_option("--timeout-ms", cmd->timeout_ms,
+                  "limit of every wait in the ranks (sets RINGLAB_TIMEOUT_MS)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--stop-after-ms", cmd->stop_after_ms,
+                  "after a rank fails, time the others get to exit by themselves before SIGTERM")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--kill-after-ms", cmd->kill_after_ms, "time between SIGTERM and SIGKILL")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--time-limit-ms", cmd->time_limit_ms,
+                  "stop every rank once the job has run this long (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--tee-prefix", o.tee_prefix, "start every output line with [rank r]");
+  sub->footer(
+      "Each rank gets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
+      "GROUP_RANK and GROUP_WORLD_SIZE. If a rank fails, the others are stopped and ringlab run\n"
+      "exits with its status (128 + N if signal N killed it).");
+  sub->callback([cmd] { run(*cmd); });
+}
+const CommandRegistrar registrar(add_run_command);
+
+}  // namespace
+
+}  // namespace ringlab::cli
