@@ -1,0 +1,80 @@
+// The alpha-beta-gamma cost model: what a recorded run would take on a
+// network with per-message latency alpha, time per byte beta on each link and
+// time per reduced byte gamma.
+//
+// Nomenclature (per step k):
+//   port        a rank's network interface, one per direction (send, receive),
+//               full duplex. Every message costs alpha + bytes * beta on the
+//               sender's send port and on the receiver's receive port, and the
+//               messages of one port in one step are serialised.
+//   link        a shared wire between switches (topologies below); a message
+//               crossing it costs bytes / link bandwidth there, serialised with
+//               the others crossing it in the same step.
+//   step time   T_k = max over ports and links of their busy time
+//               + gamma * max over ranks of the bytes that rank reduced in k.
+//   total       sum of T_k (steps are bulk-synchronous rounds).
+// Topologies:
+//   fully_connected  a private wire between every pair of ranks: ports only.
+//   ring             a physical bidirectional ring 0-1-...-(P-1)-0; a message
+//                    takes the shorter way round (clockwise on a tie) and
+//                    occupies every directed link it crosses; its latency is
+//                    alpha * hops (cut-through).
+//   switch           ranks_per_switch ranks share a leaf switch whose one
+//                    uplink (each direction) carries everything leaving or
+//                    entering the group, at uplink_bandwidth.
+// Closed forms this reproduces (n bytes, P ranks, equal blocks):
+//   ring all_reduce      2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma
+//   recursive doubling   log2 P (alpha + n beta + n gamma)          (P = 2^k)
+//   rabenseifner         2 log2 P alpha + 2(P-1)/P n beta + (P-1)/P n gamma
+//   binomial broadcast   ceil(log2 P) (alpha + n beta)
+//   ring all_gather / reduce_scatter   (P-1) alpha + (P-1)/P n' beta (n' = P blocks)
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simulator/record.hpp"
+
+namespace ringlab::sim {
+
+enum class Topology : std::uint8_t { FullyConnected, Ring, Switch };
+std::string_view topology_name(Topology t);
+Topology parse_topology(std::string_view name);  // "fully_connected", "ring", "switch"
+
+struct CostModel {
+  double alpha_s = 5e-6;             // latency per message, seconds
+  double bandwidth_Bps = 12.5e9;     // per port and ring link, bytes/s (100 Gb/s); beta = 1/this
+  double gamma_s_per_byte = 0.0;     // time per reduced byte
+  Topology topology = Topology::FullyConnected;
+  int ranks_per_switch = 8;          // Switch only
+  double uplink_bandwidth_Bps = 0;   // Switch only; 0 = bandwidth_Bps
+  double beta() const { return 1.0 / bandwidth_Bps; }
+};
+
+struct StepCost {
+  Step step = 0;
+  double start_s = 0;         // sum of the earlier steps' times
+  double seconds = 0;         // T_k
+  double comm_s = 0;          // busiest port or link
+  double reduce_s = 0;        // gamma term
+  std::size_t messages = 0;
+  std::size_t bytes = 0;
+  std::string bottleneck;     // "send port of rank 3", "uplink of switch 1 (up)"
+};
+
+struct Prediction {
+  std::vector<StepCost> steps;  // one per step 0..run.steps
+  double total_s = 0;
+  std::size_t size_bytes = 0;   // the size nccl-tests reports for this op
+  double algbw_GBps = 0;        // size / total
+  double busbw_GBps = 0;        // algbw * nccl-tests' bus factor
+};
+
+Prediction predict(const Run& run, const CostModel& model);
+
+// The size nccl-tests reports (all_gather etc.: P blocks) and its bus factor.
+std::size_t reported_bytes(const Run& run);
+double bus_factor(std::string_view operation, int ranks);
+
+}  // namespace ringlab::sim

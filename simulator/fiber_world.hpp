@@ -1,0 +1,41 @@
+// Virtual ranks as fibers: every rank runs on one OS thread, switching
+// (ucontext) only when it waits for a message that has not arrived. 1024
+// ranks cost 1024 small stacks, not 1024 threads, and no locks.
+//
+// With move_data = false the ranks move no bytes at all: memory from
+// allocate() is address space reserved with PROT_NONE (touching it crashes,
+// which is how we know the algorithms only use memory through the
+// transport), copy/reduce/divide do nothing, and a message carries only its
+// size. That is what lets a 1024-rank x 1 M-element run be recorded in
+// seconds: the recorder needs the data movements, not the bytes.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "transport/transport.hpp"
+
+namespace ringlab::sim {
+
+class FiberWorld {
+ public:
+  FiberWorld(int size, bool move_data);
+  ~FiberWorld();
+  FiberWorld(const FiberWorld&) = delete;
+  FiberWorld& operator=(const FiberWorld&) = delete;
+
+  // Runs body(transport) for every rank, one fiber each, until all return.
+  // A rank that throws stops the others (their waits throw PeerError naming
+  // it) and its error is rethrown here as "rank R: ...". If every unfinished
+  // rank waits for a message nobody will send, throws CommError naming each
+  // waiting rank and the rank and tag it waits for (no timeout needed: the
+  // scheduler knows nothing can change).
+  void run(const std::function<void(Transport&)>& body);
+
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace ringlab::sim

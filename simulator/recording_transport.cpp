@@ -1,0 +1,313 @@
+#include "simulator/recording_transport.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+
+namespace ringlab::sim {
+
+namespace {
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+// The rank's log and its address map, shared with the deleters of scratch
+// buffers (which may run after an algorithm returns).
+struct RecordingTransport::State {
+  RecordOptions options;
+  RankLog log;
+  std::uint32_t next_request = 0;
+  int scratch_count = 0;
+  bool host_memory = true;
+
+  struct Mapped {
+    std::size_t bytes;
+    int region;
+  };
+  std::map<std::uintptr_t, Mapped> by_address;  // base address -> region
+
+  struct Resolved {
+    int region = -1;
+    std::uint64_t offset = 0;  // elements (bytes for region -1)
+    std::uint64_t count = 0;
+  };
+  Resolved resolve(ConstBytes bytes) const {
+    if (bytes.empty()) return {-1, 0, 0};
+    const auto address = reinterpret_cast<std::uintptr_t>(bytes.data());
+    auto it = by_address.upper_bound(address);
+    if (it != by_address.begin()) {
+      --it;
+      const std::uintptr_t base = it->first;
+      if (address + bytes.size() <= base + it->second.bytes) {
+        const std::size_t esize = element_size(log.regions[static_cast<std::size_t>(it->second.region)].dtype);
+        return {it->second.region, (address - base) / esize, bytes.size() / esize};
+      }
+    }
+    // Memory nobody named (a stack token, say): keep the size, not the address,
+    // so the log does not depend on where the allocator put things.
+    return {-1, 0, bytes.size()};
+  }
+
+  bool capturing() const { return options.values && host_memory; }
+  std::size_t capture(ConstBytes bytes) {
+    const std::size_t at = log.values.size();
+    log.values.insert(log.values.end(), bytes.begin(), bytes.end());
+    return at;
+  }
+
+  std::size_t push(const Event& event, std::size_t before = kNoValues) {
+    log.events.push_back(event);
+    if (options.values) log.event_values.emplace_back(before, kNoValues);
+    if (options.wall_clock) {
+      const auto t = now_ns();
+      log.wall_ns.emplace_back(t, t);
+    }
+    return log.events.size() - 1;
+  }
+  // has_after: the event changed `after` (a write), so its new bytes are kept.
+  void finish(std::size_t index, ConstBytes after, bool has_after = true) {
+    if (has_after && capturing()) log.event_values[index].second = capture(after);
+    if (options.wall_clock) log.wall_ns[index].second = now_ns();
+  }
+
+  int add_region(ConstBytes memory, LoggedRegion region) {
+    const int id = static_cast<int>(log.regions.size());
+    if (capturing()) region.initial_values = capture(memory);
+    log.regions.push_back(std::move(region));
+    if (!memory.empty())
+      by_address[reinterpret_cast<std::uintptr_t>(memory.data())] = {memory.size(), id};
+    return id;
+  }
+};
+
+namespace {
+
+// Forwards to the wrapped request and logs the completion once, in the
+// rank's program order (wait, or the first test() that says done).
+class RecordedRequest final : public Request {
+ public:
+  RecordedRequest(std::unique_ptr<Request> inner, std::shared_ptr<RecordingTransport::State> state,
+                  std::uint32_t id, bool is_recv, MutBytes landing)
+      : inner_(std::move(inner)),
+        state_(std::move(state)),
+        id_(id),
+        is_recv_(is_recv),
+        landing_(landing) {}
+
+  void wait(Duration timeout) override {
+    const std::size_t index = begin_completion();
+    inner_->wait(timeout);
+    end_completion(index);
+  }
+  bool test() override {
+    if (done_) return true;
+    if (!inner_->test()) return false;
+    end_completion(begin_completion());
+    return true;
+  }
+
+ private:
+  std::size_t begin_completion() {
+    if (done_) return kNoValues;
+    Event event;
+    event.kind = EventKind::Complete;
+    event.request = id_;
+    return state_->push(event);
+  }
+  void end_completion(std::size_t index) {
+    if (done_ || index == kNoValues) return;
+    done_ = true;
+    state_->finish(index, landing_, is_recv_);
+  }
+
+  std::unique_ptr<Request> inner_;
+  std::shared_ptr<RecordingTransport::State> state_;
+  std::uint32_t id_;
+  bool is_recv_;      // a send changes nothing of ours
+  MutBytes landing_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+RecordingTransport::RecordingTransport(Transport& inner, RecordOptions options)
+    : inner_(inner), state_(std::make_shared<State>()) {
+  state_->options = options;
+  state_->host_memory = inner.memory() == MemoryKind::Host;
+  state_->log.rank = inner.rank();
+  state_->log.world_size = inner.size();
+  set_timeout(inner.timeout());
+}
+
+RecordingTransport::~RecordingTransport() = default;
+
+int RecordingTransport::name_buffer(ConstBytes memory, std::string buffer_name, DType dtype,
+                                    bool is_input) {
+  const std::size_t count = memory.size() / element_size(dtype);
+  return name_buffer(memory, std::move(buffer_name), dtype, 0, is_input ? count : 0);
+}
+
+int RecordingTransport::name_buffer(ConstBytes memory, std::string buffer_name, DType dtype,
+                                    std::size_t input_offset, std::size_t input_count) {
+  if (!memory.empty()) {
+    auto it = state_->by_address.find(reinterpret_cast<std::uintptr_t>(memory.data()));
+    if (it != state_->by_address.end() && it->second.bytes == memory.size()) {
+      LoggedRegion& existing = state_->log.regions[static_cast<std::size_t>(it->second.region)];
+      {
+        existing.name = std::move(buffer_name);
+        existing.kind = RegionKind::User;  // named by the program now; still freed like scratch
+        existing.dtype = dtype;
+        existing.count = memory.size() / element_size(dtype);
+        existing.input_offset = input_offset;
+        existing.input_count = input_count;
+        if (state_->capturing()) existing.initial_values = state_->capture(memory);
+        return it->second.region;
+      }
+    }
+  }
+  LoggedRegion region;
+  region.name = std::move(buffer_name);
+  region.kind = RegionKind::User;
+  region.dtype = dtype;
+  region.count = memory.size() / element_size(dtype);
+  region.input_offset = input_offset;
+  region.input_count = input_count;
+  return state_->add_region(memory, std::move(region));
+}
+
+const RankLog& RecordingTransport::log() const { return state_->log; }
+RankLog RecordingTransport::take_log() { return std::move(state_->log); }
+
+std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes data) {
+  const auto where = state_->resolve(data);
+  Event event;
+  event.kind = EventKind::PostSend;
+  event.peer = dst;
+  event.tag_or_src_offset = tag;
+  event.request = state_->next_request++;
+  event.region = where.region;
+  event.offset = where.offset;
+  event.count = where.count;
+  const std::size_t index = state_->push(event);
+  auto request = inner_.isend(dst, tag, data);
+  state_->finish(index, {}, false);
+  return std::make_unique<RecordedRequest>(std::move(request), state_, event.request, false,
+                                           MutBytes{});
+}
+
+std::unique_ptr<Request> RecordingTransport::irecv(int src, Tag tag, MutBytes data) {
+  const auto where = state_->resolve(data);
+  Event event;
+  event.kind = EventKind::PostRecv;
+  event.peer = src;
+  event.tag_or_src_offset = tag;
+  event.request = state_->next_request++;
+  event.region = where.region;
+  event.offset = where.offset;
+  event.count = where.count;
+  // Before the wrapped irecv: it may copy a queued message in at once.
+  const std::size_t before = state_->capturing() ? state_->capture(data) : kNoValues;
+  const std::size_t index = state_->push(event, before);
+  auto request = inner_.irecv(src, tag, data);
+  state_->finish(index, {}, false);
+  return std::make_unique<RecordedRequest>(std::move(request), state_, event.request, true, data);
+}
+
+void RecordingTransport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src,
+                                  Tag recv_tag, MutBytes recv_data) {
+  // Post both through this wrapper, then let the wrapped requests progress
+  // together (as the base class does); the log sees recv, send, waits.
+  auto recv_request = irecv(src, recv_tag, recv_data);
+  auto send_request = isend(dst, send_tag, send_data);
+  send_request->wait(timeout());
+  recv_request->wait(timeout());
+}
+
+Buffer RecordingTransport::allocate(std::size_t bytes) {
+  Buffer inner_buffer = inner_.allocate(bytes);
+  // Zero host scratch when values are recorded, so the record does not
+  // depend on what the allocator left there.
+  if (state_->capturing() && bytes > 0) std::memset(inner_buffer.storage.get(), 0, bytes);
+  LoggedRegion region;
+  region.name = "scratch#" + std::to_string(state_->scratch_count++);
+  region.kind = RegionKind::Scratch;
+  region.dtype = state_->options.scratch_dtype;
+  region.count = bytes / element_size(region.dtype);
+  region.alloc_event = state_->log.events.size();
+  const int id = state_->add_region(inner_buffer.span(), std::move(region));
+  Event event;
+  event.kind = EventKind::Alloc;
+  event.region = id;
+  state_->finish(state_->push(event), {}, false);
+  // The returned storage keeps the wrapped one alive; dropping it logs the
+  // free and forgets the address (an allocator may hand it out again).
+  std::byte* address = inner_buffer.storage.get();
+  std::shared_ptr<std::byte[]> storage(
+      address, [state = state_, keep = inner_buffer.storage, id](std::byte* p) {
+        Event free_event;
+        free_event.kind = EventKind::Free;
+        free_event.region = id;
+        state->push(free_event);
+        auto it = state->by_address.find(reinterpret_cast<std::uintptr_t>(p));
+        if (it != state->by_address.end() && it->second.region == id) state->by_address.erase(it);
+      });
+  return Buffer{std::move(storage), bytes};
+}
+
+void RecordingTransport::copy(MutBytes dst, ConstBytes src) {
+  const auto to = state_->resolve(dst);
+  const auto from = state_->resolve(src);
+  Event event;
+  event.kind = EventKind::Copy;
+  event.region = to.region;
+  event.offset = to.offset;
+  event.count = to.count;
+  event.src_region = from.region;
+  event.tag_or_src_offset = from.offset;
+  const std::size_t before = state_->capturing() ? state_->capture(dst) : kNoValues;
+  const std::size_t index = state_->push(event, before);
+  inner_.copy(dst, src);
+  state_->finish(index, dst);
+}
+
+void RecordingTransport::reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in) {
+  const auto to = state_->resolve(acc);
+  const auto from = state_->resolve(in);
+  Event event;
+  event.kind = EventKind::Reduce;
+  event.op = op;
+  event.region = to.region;
+  event.offset = to.offset;
+  event.count = to.count;
+  event.src_region = from.region;
+  event.tag_or_src_offset = from.offset;
+  const std::size_t before = state_->capturing() ? state_->capture(acc) : kNoValues;
+  const std::size_t index = state_->push(event, before);
+  inner_.reduce(dtype, op, acc, in);
+  state_->finish(index, acc);
+}
+
+void RecordingTransport::divide(DType dtype, MutBytes data, int world_size) {
+  const auto where = state_->resolve(data);
+  Event event;
+  event.kind = EventKind::Divide;
+  event.peer = world_size;
+  event.region = where.region;
+  event.offset = where.offset;
+  event.count = where.count;
+  const std::size_t before = state_->capturing() ? state_->capture(data) : kNoValues;
+  const std::size_t index = state_->push(event, before);
+  inner_.divide(dtype, data, world_size);
+  state_->finish(index, data);
+}
+
+void name_buffer(Transport& transport, ConstBytes memory, std::string name, DType dtype,
+                 bool is_input) {
+  if (auto* recording = dynamic_cast<RecordingTransport*>(&transport))
+    recording->name_buffer(memory, std::move(name), dtype, is_input);
+}
+
+}  // namespace ringlab::sim

@@ -1,0 +1,134 @@
+// RecordingTransport: wraps any Transport (in-process, fibers, TCP) and logs,
+// in the rank's program order, every operation that moves or changes data:
+// isend/irecv posts, completions, copies, reductions, divisions, scratch
+// allocations and frees. Everything is forwarded to the wrapped transport
+// unchanged, so the algorithms cannot tell the difference.
+//
+// Byte pointers are turned into (region, element range) through the buffers
+// the rank named with name_buffer() and the scratch it allocated through this
+// transport. Memory nobody named is logged as region -1 (byte ranges).
+//
+// One RecordingTransport per rank, used from that rank's thread only (like
+// any Transport): the log needs no locks. build_run() (build_record.hpp)
+// turns the logs of all ranks into a Run; a trace writer can read one rank's
+// log on its own (wall-clock times are kept when RecordOptions::wall_clock).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "simulator/record.hpp"
+#include "transport/transport.hpp"
+
+namespace ringlab::sim {
+
+enum class EventKind : std::uint8_t { PostSend, PostRecv, Complete, Copy, Reduce, Divide, Alloc, Free };
+
+inline constexpr std::size_t kNoValues = std::numeric_limits<std::size_t>::max();
+
+// One logged operation (48 bytes: a 1024-rank ring logs ~10 M of them).
+// Field use by kind:
+//   PostSend/PostRecv: peer, tag, request, region/offset/count (the bytes sent
+//                      from / landing in).
+//   Complete:          request.
+//   Copy/Reduce:       region/offset/count (destination), src_region/src_offset
+//                      (same count), op (Reduce).
+//   Divide:            region/offset/count, peer = the divisor.
+//   Alloc/Free:        region.
+// Offsets and counts are elements of the region's dtype (bytes for region -1).
+struct Event {
+  EventKind kind = EventKind::Copy;
+  ReduceOp op = ReduceOp::SUM;
+  std::int32_t peer = -1;
+  std::uint32_t request = 0;
+  std::int32_t region = -1;
+  std::int32_t src_region = -1;
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+  std::uint64_t tag_or_src_offset = 0;  // Post*: the tag; Copy/Reduce: src offset
+  Tag tag() const { return tag_or_src_offset; }
+  std::uint64_t src_offset() const { return tag_or_src_offset; }
+};
+
+// A region as the rank saw it (ids are local to the rank, in creation order).
+struct LoggedRegion {
+  std::string name;
+  RegionKind kind = RegionKind::User;
+  DType dtype = DType::Float32;
+  std::size_t count = 0;
+  // Elements [input_offset, input_offset + input_count) are this rank's
+  // input (provenance {rank}); the rest hold nothing yet.
+  std::size_t input_offset = 0, input_count = 0;
+  std::size_t initial_values = kNoValues;  // offset in RankLog::values
+  std::uint64_t alloc_event = 0;           // index of its Alloc event (scratch)
+};
+
+struct RankLog {
+  int rank = -1;
+  int world_size = 0;
+  std::vector<LoggedRegion> regions;
+  std::vector<Event> events;
+  // Value mode only, parallel to events: dst bytes before/after each write
+  // (PostRecv: before; Complete of a receive: after), as offsets in `values`.
+  std::vector<std::pair<std::size_t, std::size_t>> event_values;
+  std::vector<std::byte> values;
+  // wall_clock only, parallel to events: steady-clock ns at start and end.
+  std::vector<std::pair<std::int64_t, std::int64_t>> wall_ns;
+};
+
+struct RecordOptions {
+  bool values = false;      // capture bytes before/after each write (host memory only)
+  bool wall_clock = false;  // keep wall-clock times (for traces of real runs)
+  DType scratch_dtype = DType::Float32;  // element type assumed for scratch memory
+};
+
+class RecordingTransport final : public Transport {
+ public:
+  RecordingTransport(Transport& inner, RecordOptions options);
+  ~RecordingTransport() override;
+
+  // Names the memory a rank passes to the algorithm; is_input: its contents
+  // are this rank's input (provenance {rank}), else "nothing yet".
+  // Returns the local region id. Naming memory that already is a region
+  // (the same address and size, e.g. just returned by allocate()) renames it
+  // instead: new name, dtype and inputs, values captured again (so name a
+  // buffer again after filling it, before anything writes it). A renamed
+  // scratch region becomes a User region; its Free is still logged.
+  int name_buffer(ConstBytes memory, std::string name, DType dtype, bool is_input);
+  // The same, with only elements [input_offset, input_offset + input_count)
+  // being this rank's input (all_gather: its own block).
+  int name_buffer(ConstBytes memory, std::string name, DType dtype, std::size_t input_offset,
+                  std::size_t input_count);
+
+  const RankLog& log() const;
+  RankLog take_log();  // moves the log out (call after the rank is done)
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string_view name() const override { return inner_.name(); }
+  std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
+  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;
+  void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
+                MutBytes recv_data) override;
+  MemoryKind memory() const override { return inner_.memory(); }
+  Buffer allocate(std::size_t bytes) override;
+  void copy(MutBytes dst, ConstBytes src) override;
+  void reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in) override;
+  void divide(DType dtype, MutBytes data, int world_size) override;
+
+  struct State;
+
+ private:
+  Transport& inner_;
+  std::shared_ptr<State> state_;
+};
+
+// Names a buffer if `transport` is a RecordingTransport; does nothing
+// otherwise, so code written against Transport can annotate its buffers.
+void name_buffer(Transport& transport, ConstBytes memory, std::string name, DType dtype,
+                 bool is_input = false);
+
+}  // namespace ringlab::sim

@@ -1,0 +1,151 @@
+// The cost model against the closed forms (n bytes, P ranks, equal blocks).
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "simulator/cost.hpp"
+
+using namespace ringlab;
+using namespace ringlab::sim;
+
+namespace {
+
+Run record(Collective c, const char* algorithm, int P, std::size_t count) {
+  Scenario s;
+  s.collective = c;
+  s.algorithm = algorithm;
+  s.ranks = P;
+  s.count = count;
+  s.values = ValueMode::Off;
+  return simulate(s);
+}
+
+CostModel model(double alpha, double bandwidth, double gamma) {
+  CostModel m;
+  m.alpha_s = alpha;
+  m.bandwidth_Bps = bandwidth;
+  m.gamma_s_per_byte = gamma;
+  return m;
+}
+
+// Not round numbers, so a swapped term shows.
+const double kAlpha = 3e-6, kBandwidth = 7e9, kBeta = 1 / 7e9, kGamma = 0.4e-9;
+
+}  // namespace
+
+TEST_CASE("ring all_reduce: 2(P-1) alpha + 2(P-1)/P n beta + (P-1)/P n gamma") {
+  for (int P : {2, 3, 4, 8, 16}) {
+    CAPTURE(P);
+    const std::size_t count = static_cast<std::size_t>(P) * 1000;
+    const double n = static_cast<double>(count * 4);
+    const Prediction p = predict(record(Collective::AllReduce, "ring", P, count), model(kAlpha, kBandwidth, kGamma));
+    const double expected = 2 * (P - 1) * kAlpha + 2.0 * (P - 1) / P * n * kBeta + (P - 1.0) / P * n * kGamma;
+    CHECK(p.total_s == doctest::Approx(expected).epsilon(1e-12));
+    CHECK(p.size_bytes == count * 4);
+    CHECK(p.algbw_GBps == doctest::Approx(n / expected / 1e9));
+    CHECK(p.busbw_GBps == doctest::Approx(n / expected / 1e9 * 2 * (P - 1) / P));
+  }
+}
+
+TEST_CASE("recursive doubling: log2 P (alpha + n beta + n gamma)") {
+  for (int P : {2, 4, 8, 32}) {
+    CAPTURE(P);
+    const std::size_t count = 3000;
+    const double n = static_cast<double>(count * 4);
+    const double L = std::log2(P);
+    const Prediction p = predict(record(Collective::AllReduce, "recursive_doubling", P, count),
+                                 model(kAlpha, kBandwidth, kGamma));
+    CHECK(p.total_s == doctest::Approx(L * (kAlpha + n * kBeta + n * kGamma)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("rabenseifner: 2 log2 P alpha + 2(P-1)/P n beta + (P-1)/P n gamma") {
+  for (int P : {2, 4, 8, 16}) {
+    CAPTURE(P);
+    const std::size_t count = static_cast<std::size_t>(P) * 512;
+    const double n = static_cast<double>(count * 4);
+    const Prediction p = predict(record(Collective::AllReduce, "rabenseifner", P, count),
+                                 model(kAlpha, kBandwidth, kGamma));
+    const double expected =
+        2 * std::log2(P) * kAlpha + 2.0 * (P - 1) / P * n * kBeta + (P - 1.0) / P * n * kGamma;
+    CHECK(p.total_s == doctest::Approx(expected).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("binomial broadcast: ceil(log2 P) (alpha + n beta); flat: (P-1)(alpha + n beta)") {
+  for (int P : {2, 3, 4, 5, 8, 13}) {
+    CAPTURE(P);
+    const std::size_t count = 2500;
+    const double n = static_cast<double>(count * 4);
+    const double rounds = std::ceil(std::log2(P));
+    const auto m = model(kAlpha, kBandwidth, kGamma);
+    CHECK(predict(record(Collective::Broadcast, "binomial", P, count), m).total_s ==
+          doctest::Approx(rounds * (kAlpha + n * kBeta)).epsilon(1e-12));
+    // The root's port serialises its P-1 sends.
+    CHECK(predict(record(Collective::Broadcast, "flat", P, count), m).total_s ==
+          doctest::Approx((P - 1) * (kAlpha + n * kBeta)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("ring all_gather and reduce_scatter: (P-1) alpha + (P-1)/P N beta (N = P blocks)") {
+  for (int P : {2, 4, 6}) {
+    CAPTURE(P);
+    const std::size_t block = 1000;
+    const double N = static_cast<double>(block * 4) * P;
+    const auto m = model(kAlpha, kBandwidth, kGamma);
+    CHECK(predict(record(Collective::AllGather, "ring", P, block), m).total_s ==
+          doctest::Approx((P - 1) * kAlpha + (P - 1.0) / P * N * kBeta).epsilon(1e-12));
+    CHECK(predict(record(Collective::ReduceScatter, "ring", P, block), m).total_s ==
+          doctest::Approx((P - 1) * kAlpha + (P - 1.0) / P * N * (kBeta + kGamma)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("ring topology: recursive doubling's long hops share links") {
+  // P = 8 ranks on a physical ring; round k swaps with the rank 2^(k-1) away.
+  const std::size_t count = 1000;
+  const double n = static_cast<double>(count * 4);
+  const Run run = record(Collective::AllReduce, "recursive_doubling", 8, count);
+  CostModel m = model(kAlpha, kBandwidth, 0);
+  m.topology = Topology::Ring;
+  const Prediction p = predict(run, m);
+  // Round 1 (distance 1): 1 message per directed link: alpha + n beta.
+  CHECK(p.steps[1].seconds == doctest::Approx(kAlpha + n * kBeta));
+  // Round 2 (distance 2): 0->2 and 1->3 both cross link 1->2 (and so on for
+  // every second link): 2 messages on the busiest link, one more alpha for
+  // the second hop.
+  CHECK(p.steps[2].seconds == doctest::Approx(2 * kAlpha + 2 * n * kBeta));
+  // Round 3 (distance 4, all clockwise on a tie): 8 messages x 4 hops over 8
+  // clockwise links = 4 per link.
+  CHECK(p.steps[3].seconds == doctest::Approx(kAlpha + 4 * n * kBeta + 3 * kAlpha));
+  CHECK(p.steps[3].bottleneck.find("ring link") != std::string::npos);
+}
+
+TEST_CASE("switch topology: a shared uplink slows the steps that cross it") {
+  // Ring all_reduce on 8 ranks, 2 per switch: in every step the messages
+  // 1->2, 3->4, 5->6, 7->0 cross; each uplink carries 1 up and 1 down.
+  const std::size_t count = 8 * 1000;
+  const double chunk = static_cast<double>(count * 4) / 8;
+  const Run run = record(Collective::AllReduce, "ring", 8, count);
+  CostModel m = model(kAlpha, kBandwidth, 0);
+  m.topology = Topology::Switch;
+  m.ranks_per_switch = 2;
+  m.uplink_bandwidth_Bps = kBandwidth / 4;  // 4x slower uplink
+  const Prediction p = predict(run, m);
+  CHECK(p.steps[1].seconds == doctest::Approx(kAlpha + chunk * 4 * kBeta));
+  CHECK(p.steps[1].bottleneck.find("uplink") != std::string::npos);
+  // 4 ranks per switch and uplink 4x slower: only 2 of 8 messages cross.
+  m.ranks_per_switch = 4;
+  CHECK(predict(run, m).steps[1].seconds == doctest::Approx(kAlpha + chunk * 4 * kBeta));
+  // Everyone under one switch: the ports decide.
+  m.ranks_per_switch = 8;
+  CHECK(predict(run, m).steps[1].seconds == doctest::Approx(kAlpha + chunk * kBeta));
+}
+
+TEST_CASE("latency-bound small messages favour fewer steps, large ones fewer bytes") {
+  const auto m = model(5e-6, 12.5e9, 0);
+  auto total = [&](const char* algorithm, std::size_t count) {
+    return predict(record(Collective::AllReduce, algorithm, 16, count), m).total_s;
+  };
+  CHECK(total("recursive_doubling", 16) < total("ring", 16));
+  CHECK(total("ring", 16 << 20) < total("recursive_doubling", 16 << 20));
+}
