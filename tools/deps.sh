@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake g++ ninja-build ccache pkg-config
           doctest-dev libboost-dev libcli11-dev
-          libimgui-dev libglfw3-dev libgl-dev xvfb xauth
+          libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core
           iproute2)
 missing=()
 for p in "${packages[@]}"; do

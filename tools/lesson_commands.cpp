@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gui/gui.hpp"
 #include "lessons/runner.hpp"
 #include "tools/commands.hpp"
 
@@ -74,11 +75,17 @@ void add_lesson_commands(CLI::App& app) {
   add_common_options(*lesson, *cmd);
   lesson->callback([cmd] { run_lesson_command(*cmd); });
 
-  // The README's main job. (Opens the GUI where one is built and a display is
-  // present; otherwise runs the tour in this terminal.)
+  // The README's main job: the GUI where one is built and a display is
+  // present; otherwise the lesson tour in this terminal.
   auto start_cmd = std::make_shared<LessonCommand>();
-  CLI::App* start = app.add_subcommand("start", "the main job: the lesson tour");
+  CLI::App* start = app.add_subcommand(
+      "start", "the main job: open the GUI, or run the lesson tour when there is no display");
+  add_common_options(*start, *start_cmd);
   start->callback([start_cmd] {
+    std::string reason;
+    if (gui::try_open(reason)) return;
+    std::printf("ringlab start: %s; running the lesson tour here instead\n\n", reason.c_str());
+    std::fflush(stdout);
     apply_common(*start_cmd);
     lessons::run_tour(start_cmd->options);
   });

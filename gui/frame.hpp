@@ -1,0 +1,83 @@
+// What one frame shows, computed from the state and the recorded run only:
+// every rank's buffers (as the articles print them, and as cells with their
+// provenance), the step's messages, one sentence, and the cost model's
+// numbers. draw.cpp turns this into pixels; the headless tests read it.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gui/state.hpp"
+
+namespace ringlab::gui {
+
+struct CellView {
+  std::string text;          // the element's value, as the tensor prints it
+  sim::RankSet provenance;   // which ranks' inputs are inside it
+};
+
+struct BufferView {
+  std::string name;          // the simulator's region name: "buf", "send", "scratch#2"
+  std::string label;         // as the articles name it: "scatter_list", "gather_list"
+  std::string printed;       // tensor([12, 14]) or [tensor([0, 0]), tensor([1, 1])]
+  std::vector<CellView> cells;
+  std::size_t block = 0;     // elements per printed block (lists), else cells.size()
+  bool primary = false;      // the rank's tensor in the article's program
+  bool scratch = false;      // allocated by the algorithm, not the user's
+  bool changed = false;      // written in this frame's step
+};
+
+struct RankPanel {
+  int rank = 0;
+  std::string role;          // "rank 2", "server 0", "worker 1"
+  std::string line;          // "Rank 2 has data tensor([12, 14])"
+  std::vector<BufferView> buffers;  // primary first
+  bool sends = false;        // in this frame's step
+  bool receives = false;
+};
+
+struct ArrowView {
+  int src = 0;
+  int dst = 0;
+  std::string label;         // "chunk 0 (r0+r3)"
+  bool reduced = false;      // the receiver reduced it into its own buffer
+};
+
+struct CostView {
+  bool has_step = false;     // false on a "before" frame
+  double step_seconds = 0;
+  double elapsed_seconds = 0;  // through this step
+  double total_seconds = 0;
+  std::string bottleneck;
+  std::size_t step_bytes = 0;
+  std::vector<std::size_t> step_bytes_sent;   // per rank, this step
+  std::vector<std::size_t> total_bytes_sent;  // per rank, whole act
+  std::size_t size_bytes = 0;
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+};
+
+struct FrameView {
+  std::string act_title;     // "all_reduce (ring, sum)"
+  std::string position;      // "step 2 of 6" / "before step 1"
+  std::string sentence;      // what happens
+  std::vector<RankPanel> ranks;
+  std::vector<ArrowView> arrows;
+  std::vector<std::string> message_lines;  // one per message
+  CostView cost;
+  std::string values_note;   // set when the simulator recorded no values
+};
+
+FrameView build_frame(const GuiState& state);
+FrameView build_frame(const Recording& recording, int frame);
+
+// ---- Pieces used by record() for the log.
+// One sentence for a frame ("step 2 of 6, reduce-scatter: rank 1 sends
+// chunk 0 to rank 2, which adds it to its own").
+std::string frame_sentence(const Recording& recording, const FrameRef& frame);
+// Names a message's range the way the walkthrough speaks of it: "chunk 1",
+// "block 2", "all of buf", "elements [2, 5) of scratch#1".
+std::string location_label(const sim::Run& run, const sim::Location& location);
+
+}  // namespace ringlab::gui

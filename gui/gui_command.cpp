@@ -1,0 +1,68 @@
+// `ringlab gui [--scenario NAME] [--ranks P] [--step K] [--screenshot FILE.png]
+//              [--width W] [--height H]`
+// Opens the walkthrough window; with --screenshot, renders that one frame to a
+// PNG and exits (under `xvfb-run -a` where there is no display).
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "gui/run.hpp"
+#include "gui/state.hpp"
+#include "gui/walkthrough.hpp"
+#include "tools/commands.hpp"
+
+namespace ringlab::gui {
+
+namespace {
+
+struct GuiCommand {
+  std::string scenario = "ring_allreduce";
+  int ranks = 0;   // 0: the scenario's default
+  int step = 0;    // frame index: 0 is "before step 1"
+  std::string screenshot;
+  int width = WindowOptions{}.width;
+  int height = WindowOptions{}.height;
+};
+
+void run_gui_command(const GuiCommand& cmd) {
+  GuiState state = make_state(cmd.scenario, cmd.ranks);
+  if (cmd.step < 0 || cmd.step >= frame_count(state))
+    throw std::invalid_argument("--step " + std::to_string(cmd.step) + " is not a frame of " +
+                                cmd.scenario + ": pick 0 (before step 1) to " +
+                                std::to_string(frame_count(state) - 1));
+  apply(state, JumpTo{cmd.step});
+  WindowOptions options;
+  options.width = cmd.width;
+  options.height = cmd.height;
+  options.title = "ringlab: " + cmd.scenario;
+  if (!cmd.screenshot.empty()) {
+    run_screenshot(state, options, cmd.screenshot);
+    std::printf("wrote %s (%dx%d, %s, frame %d of %d)\n", cmd.screenshot.c_str(), cmd.width,
+                cmd.height, cmd.scenario.c_str(), cmd.step, frame_count(state) - 1);
+    return;
+  }
+  run_interactive(state, options);
+}
+
+void add_gui_command(CLI::App& app) {
+  auto cmd = std::make_shared<GuiCommand>();
+  CLI::App* gui = app.add_subcommand(
+      "gui", "step through a collective or the parameter server, every rank's buffer on screen");
+  gui->add_option("--scenario", cmd->scenario, "what to walk through")
+      ->check(CLI::IsMember(scenario_names()));
+  gui->add_option("--ranks,-n", cmd->ranks, "world size (default: the scenario's)")
+      ->check(CLI::Range(kMinRanks, kMaxRanks));
+  gui->add_option("--step", cmd->step, "frame to show first (0: before step 1)")
+      ->check(CLI::NonNegativeNumber);
+  gui->add_option("--screenshot", cmd->screenshot, "render that frame to this PNG file and exit");
+  gui->add_option("--width", cmd->width, "window width in pixels")->check(CLI::Range(320, 8192));
+  gui->add_option("--height", cmd->height, "window height in pixels")->check(CLI::Range(240, 8192));
+  gui->callback([cmd] { run_gui_command(*cmd); });
+}
+
+const ringlab::cli::CommandRegistrar registrar(add_gui_command);
+
+}  // namespace
+
+}  // namespace ringlab::gui

@@ -1,0 +1,19 @@
+#include "gui/run.hpp"
+
+#include "gui/draw.hpp"
+
+namespace ringlab::gui {
+
+void run_interactive(GuiState& state, const WindowOptions& options) {
+  run_window(options, [&state](float seconds) {
+    apply(state, Tick{seconds});
+    for (const Command& command : draw_frame(state)) apply(state, command);
+  });
+}
+
+void run_screenshot(const GuiState& state, const WindowOptions& options, const std::string& png_path) {
+  // The commands a screenshot frame returns are dropped: nothing clicks.
+  render_png(options, [&state](float) { (void)draw_frame(state); }, png_path);
+}
+
+}  // namespace ringlab::gui

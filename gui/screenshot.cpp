@@ -1,0 +1,93 @@
+#include "gui/screenshot.hpp"
+
+#include <GLFW/glfw3.h>  // includes GL/gl.h
+#include <GL/glext.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <vector>
+
+#include "stb_image_write.h"  // libstb-dev, which libimgui-dev already needs
+
+namespace ringlab::gui {
+
+namespace {
+// Framebuffer objects are OpenGL 3.0: not in GL/gl.h's 1.x prototypes, so they
+// are looked up through GLFW once a context is current.
+struct FramebufferApi {
+  PFNGLGENFRAMEBUFFERSPROC gen_framebuffers;
+  PFNGLDELETEFRAMEBUFFERSPROC delete_framebuffers;
+  PFNGLBINDFRAMEBUFFERPROC bind_framebuffer;
+  PFNGLGENRENDERBUFFERSPROC gen_renderbuffers;
+  PFNGLDELETERENDERBUFFERSPROC delete_renderbuffers;
+  PFNGLBINDRENDERBUFFERPROC bind_renderbuffer;
+  PFNGLRENDERBUFFERSTORAGEPROC renderbuffer_storage;
+  PFNGLFRAMEBUFFERRENDERBUFFERPROC framebuffer_renderbuffer;
+  PFNGLCHECKFRAMEBUFFERSTATUSPROC check_framebuffer_status;
+};
+
+template <typename Fn>
+Fn load(const char* name) {
+  auto fn = reinterpret_cast<Fn>(glfwGetProcAddress(name));
+  if (fn == nullptr)
+    throw std::runtime_error(std::string("the OpenGL driver has no ") + name +
+                             " (OpenGL 3.0 is needed for screenshots)");
+  return fn;
+}
+
+const FramebufferApi& api() {
+  static const FramebufferApi loaded{
+      load<PFNGLGENFRAMEBUFFERSPROC>("glGenFramebuffers"),
+      load<PFNGLDELETEFRAMEBUFFERSPROC>("glDeleteFramebuffers"),
+      load<PFNGLBINDFRAMEBUFFERPROC>("glBindFramebuffer"),
+      load<PFNGLGENRENDERBUFFERSPROC>("glGenRenderbuffers"),
+      load<PFNGLDELETERENDERBUFFERSPROC>("glDeleteRenderbuffers"),
+      load<PFNGLBINDRENDERBUFFERPROC>("glBindRenderbuffer"),
+      load<PFNGLRENDERBUFFERSTORAGEPROC>("glRenderbufferStorage"),
+      load<PFNGLFRAMEBUFFERRENDERBUFFERPROC>("glFramebufferRenderbuffer"),
+      load<PFNGLCHECKFRAMEBUFFERSTATUSPROC>("glCheckFramebufferStatus")};
+  return loaded;
+}
+}  // namespace
+
+OffscreenTarget::OffscreenTarget(int width, int height) : width_(width), height_(height) {
+  const FramebufferApi& gl = api();
+  gl.gen_framebuffers(1, &framebuffer_);
+  gl.bind_framebuffer(GL_FRAMEBUFFER, framebuffer_);
+  gl.gen_renderbuffers(1, &color_buffer_);
+  gl.bind_renderbuffer(GL_RENDERBUFFER, color_buffer_);
+  gl.renderbuffer_storage(GL_RENDERBUFFER, GL_RGBA8, width, height);
+  gl.framebuffer_renderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER,
+                              color_buffer_);
+  if (gl.check_framebuffer_status(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE)
+    throw std::runtime_error("the OpenGL driver cannot make a " + std::to_string(width) + "x" +
+                             std::to_string(height) + " offscreen framebuffer; try a smaller size");
+}
+
+OffscreenTarget::~OffscreenTarget() {
+  const FramebufferApi& gl = api();
+  gl.bind_framebuffer(GL_FRAMEBUFFER, 0);
+  gl.delete_renderbuffers(1, &color_buffer_);
+  gl.delete_framebuffers(1, &framebuffer_);
+}
+
+void OffscreenTarget::bind() {
+  api().bind_framebuffer(GL_FRAMEBUFFER, framebuffer_);
+  glViewport(0, 0, width_, height_);
+}
+
+void OffscreenTarget::write_png(const std::string& path) {
+  bind();
+  const auto row_bytes = static_cast<std::size_t>(width_) * 3;
+  std::vector<unsigned char> pixels(row_bytes * static_cast<std::size_t>(height_));
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, width_, height_, GL_RGB, GL_UNSIGNED_BYTE, pixels.data());
+  // OpenGL's first row is the bottom one; PNG's is the top one.
+  stbi_flip_vertically_on_write(1);
+  if (stbi_write_png(path.c_str(), width_, height_, 3, pixels.data(),
+                     static_cast<int>(row_bytes)) == 0)
+    throw std::runtime_error("cannot write the screenshot " + path +
+                             ": check that its folder exists and is writable");
+}
+
+}  // namespace ringlab::gui

@@ -1,0 +1,135 @@
+#include "gui/state.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <type_traits>
+
+#include "gui/frame.hpp"
+
+namespace ringlab::gui {
+
+Recording record(const Settings& settings) {
+  Recording recording;
+  recording.acts = record_acts(settings);
+  for (std::size_t a = 0; a < recording.acts.size(); ++a) {
+    const sim::Run& run = recording.acts[a].run;
+    recording.frames.push_back({static_cast<int>(a), 0});
+    for (sim::Step k = 1; k <= run.steps; ++k) recording.frames.push_back({static_cast<int>(a), k});
+  }
+  for (const FrameRef& frame : recording.frames)
+    recording.sentences.push_back(frame_sentence(recording, frame));
+  return recording;
+}
+
+GuiState make_state(const Settings& settings) {
+  GuiState state;
+  state.settings = settings;
+  state.recording = record(settings);
+  return state;
+}
+
+GuiState make_state(const std::string& scenario, int ranks) {
+  return make_state(scenario_settings(scenario, ranks));
+}
+
+const FrameRef& current_frame(const GuiState& state) {
+  return state.recording.frames.at(static_cast<std::size_t>(state.cursor));
+}
+
+int frame_count(const GuiState& state) {
+  return static_cast<int>(state.recording.frames.size());
+}
+
+namespace {
+
+void move_cursor(GuiState& state, int frame) {
+  state.cursor = std::clamp(frame, 0, frame_count(state) - 1);
+}
+
+// Re-records with new settings; on failure keeps the old run and says why.
+void change_settings(GuiState& state, const Settings& settings) {
+  try {
+    Recording recording = record(settings);
+    const int old_cursor = state.cursor;
+    state.settings = settings;
+    state.recording = std::move(recording);
+    move_cursor(state, old_cursor);
+  } catch (const std::exception& e) {
+    state.error = e.what();
+    state.playing = false;
+  }
+}
+
+}  // namespace
+
+void apply(GuiState& state, const Command& command) {
+  state.error.clear();
+  const int last = frame_count(state) - 1;
+  std::visit(
+      [&](const auto& c) {
+        using C = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<C, StepForward>) {
+          move_cursor(state, state.cursor + 1);
+        } else if constexpr (std::is_same_v<C, StepBack>) {
+          move_cursor(state, state.cursor - 1);
+        } else if constexpr (std::is_same_v<C, JumpToStart>) {
+          move_cursor(state, 0);
+        } else if constexpr (std::is_same_v<C, JumpToEnd>) {
+          move_cursor(state, last);
+        } else if constexpr (std::is_same_v<C, JumpTo>) {
+          move_cursor(state, c.frame);
+        } else if constexpr (std::is_same_v<C, TogglePlay>) {
+          state.playing = !state.playing;
+          state.seconds_since_step = 0;
+          // Play from the start when already at the end.
+          if (state.playing && state.cursor == last) state.cursor = 0;
+        } else if constexpr (std::is_same_v<C, SetSpeed>) {
+          state.steps_per_second = std::clamp(c.steps_per_second, 0.1f, 20.0f);
+        } else if constexpr (std::is_same_v<C, Tick>) {
+          if (!state.playing) return;
+          state.seconds_since_step += c.seconds;
+          const float period = 1.0f / state.steps_per_second;
+          while (state.seconds_since_step >= period && state.playing) {
+            state.seconds_since_step -= period;
+            move_cursor(state, state.cursor + 1);
+            if (state.cursor == last) state.playing = false;
+          }
+        } else if constexpr (std::is_same_v<C, SetPrimitive>) {
+          Settings settings = primitive_defaults(c.primitive);
+          // Keep the world size the learner chose, where the primitive allows it.
+          settings.ranks = state.settings.ranks;
+          if (c.primitive == kParameterServer) settings.ranks = std::max(settings.ranks, 3);
+          change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, SetAlgorithm>) {
+          Settings settings = state.settings;
+          settings.algorithm = c.algorithm;
+          change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, SetRanks>) {
+          Settings settings = state.settings;
+          settings.ranks = c.ranks;
+          if (settings.root >= settings.ranks) settings.root = -1;
+          change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, SetElements>) {
+          Settings settings = state.settings;
+          settings.elements = c.elements;
+          change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, SetOp>) {
+          Settings settings = state.settings;
+          settings.op = c.op;
+          change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, SetRoot>) {
+          Settings settings = state.settings;
+          settings.root = c.root;
+          change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, LoadScenario>) {
+          try {
+            change_settings(state, scenario_settings(c.name, c.ranks));
+          } catch (const std::exception& e) {
+            state.error = e.what();
+          }
+        }
+      },
+      command);
+}
+
+}  // namespace ringlab::gui

@@ -1,0 +1,76 @@
+// The GUI's state: the settings, the recorded run and the cursor, in one
+// plain struct that only apply(Command) changes. Frames read it and draw; the
+// headless tests drive it with the same commands the buttons send.
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gui/walkthrough.hpp"
+
+namespace ringlab::gui {
+
+// One position of the cursor: act `act` before anything ran (step 0) or after
+// its step `step` (1..steps).
+struct FrameRef {
+  int act = 0;
+  sim::Step step = 0;
+  bool operator==(const FrameRef&) const = default;
+};
+
+struct Recording {
+  std::vector<Act> acts;
+  std::vector<FrameRef> frames;       // every cursor position, in order
+  std::vector<std::string> sentences;  // per frame: what happens (the log)
+};
+
+struct GuiState {
+  Settings settings;
+  Recording recording;
+  int cursor = 0;                 // index into recording.frames
+  bool playing = false;
+  float steps_per_second = 1.0f;  // play speed
+  float seconds_since_step = 0;   // play: time accumulated towards the next step
+  std::string error;              // why the last settings change was refused
+};
+
+// ---- Commands (what the controls send).
+struct StepForward {};
+struct StepBack {};
+struct JumpToStart {};
+struct JumpToEnd {};
+struct JumpTo { int frame = 0; };
+struct TogglePlay {};
+struct SetSpeed { float steps_per_second = 1.0f; };
+struct Tick { float seconds = 0; };  // time passed; advances while playing
+struct SetPrimitive { std::string primitive; };  // also resets to its defaults
+struct SetAlgorithm { std::string algorithm; };
+struct SetRanks { int ranks = 4; };
+struct SetElements { int elements = 2; };
+struct SetOp { ReduceOp op = ReduceOp::SUM; };
+struct SetRoot { int root = -1; };
+struct LoadScenario { std::string name; int ranks = 0; };  // 0: its default
+
+using Command = std::variant<StepForward, StepBack, JumpToStart, JumpToEnd, JumpTo, TogglePlay,
+                             SetSpeed, Tick, SetPrimitive, SetAlgorithm, SetRanks, SetElements,
+                             SetOp, SetRoot, LoadScenario>;
+
+// A state with the settings recorded (throws std::invalid_argument for
+// settings that cannot run).
+GuiState make_state(const Settings& settings);
+GuiState make_state(const std::string& scenario, int ranks = 0);
+
+// Applies one command. Settings that cannot run leave the recording as it was
+// and set state.error; any other command clears it. The cursor keeps its
+// step number when the run changes, clamped to the new run.
+void apply(GuiState& state, const Command& command);
+
+// Convenience for tests and the frame: the frame under the cursor.
+const FrameRef& current_frame(const GuiState& state);
+int frame_count(const GuiState& state);
+
+// Records the acts of these settings and everything the log shows.
+Recording record(const Settings& settings);
+
+}  // namespace ringlab::gui

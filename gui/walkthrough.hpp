@@ -1,0 +1,66 @@
+// What the GUI can step through, and how its settings turn into recorded runs.
+// The simulator records; nothing here runs or knows an algorithm.
+//
+// A walkthrough is one or more "acts" (scatter_gather is a scatter, then a
+// gather), each a sim::Run. The cursor moves over frames: every act has a
+// "before" frame (its inputs) and one frame after each of its steps 1..steps
+// (step 0, local set-up with no messages, is folded into step 1's frame).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "primitives/reduce_op.hpp"
+#include "simulator/cost.hpp"
+#include "simulator/record.hpp"
+
+namespace ringlab::gui {
+
+inline constexpr int kMinRanks = 2;
+inline constexpr int kMaxRanks = 16;
+inline constexpr int kMaxElements = 64;
+
+// The "primitive" control: every collective by its torch name, plus the two
+// composite walkthroughs.
+inline constexpr const char* kScatterGather = "scatter_gather";
+inline constexpr const char* kParameterServer = "parameter_server";
+std::vector<std::string> primitive_names();          // all_reduce first
+std::vector<std::string> algorithm_names(const std::string& primitive);  // default first
+
+struct Settings {
+  std::string primitive = "all_reduce";
+  std::string algorithm;   // "" = the primitive's default
+  int ranks = 4;           // world size (parameter server: servers + workers)
+  // Elements of each rank's tensor (parameter server: keys each server owns).
+  int elements = 2;
+  ReduceOp op = ReduceOp::SUM;
+  int root = -1;           // -1: the article's root (reduce: last rank; others: 0)
+};
+
+// --scenario names: ring_allreduce, scatter_gather, parameter_server, and
+// every collective's name ("reduce", "all_gather", ...). Throws
+// std::invalid_argument listing them for an unknown name.
+std::vector<std::string> scenario_names();
+Settings scenario_settings(const std::string& name, int ranks);
+// Each primitive's defaults: the articles' 4 ranks and 2 elements, except the
+// ring walkthrough (one element per chunk) and the parameter server (2
+// servers, 3 workers, 8 keys each).
+Settings primitive_defaults(const std::string& primitive);
+
+// The root a run uses for these settings.
+int effective_root(const Settings& settings);
+
+struct Act {
+  std::string title;       // "scatter (flat, root 0)"
+  sim::Run run;
+  sim::Prediction prediction;
+};
+
+// Records every act (throws std::invalid_argument when the settings are not
+// valid, e.g. a bitwise op on floats, saying what to change).
+std::vector<Act> record_acts(const Settings& settings);
+
+// The cost model the side panel reports (the simulator's defaults).
+sim::CostModel gui_cost_model();
+
+}  // namespace ringlab::gui
