@@ -1,0 +1,109 @@
+// What the NCCL backend says when it cannot run, checked without a GPU: asking
+// for more ranks than there are GPUs fails before NCCL is called, with a
+// message that says so; BAND/BOR/BXOR are refused as NCCL ops.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "transport/nccl/communicator.hpp"
+#include "transport/nccl/cuda_check.hpp"
+#include "transport/nccl/nccl_group.hpp"
+
+using namespace ringlab;
+
+namespace {
+struct Run {
+  int status;
+  std::string output;
+};
+
+Run run_ringlab(const std::string& arguments) {
+  const std::string command = std::string(RINGLAB_EXE) + " " + arguments + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  REQUIRE(pipe);
+  std::string output;
+  std::array<char, 4096> chunk{};
+  while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get()))
+    output.append(chunk.data(), n);
+  return {pclose(pipe.release()), output};
+}
+
+int gpus_or_zero() { return std::max(nccl::visible_gpu_count(), 0); }
+
+std::string thrown_by(void (*f)(int), int argument) {
+  try {
+    f(argument);
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("more ranks than GPUs is refused before NCCL is called, saying why") {
+  const int too_many = gpus_or_zero() + 1;
+  const std::string message = thrown_by(nccl::require_gpus_for_ranks, too_many);
+  INFO(message);
+  CHECK(message.find("one rank per GPU") != std::string::npos);
+  CHECK(message.find(std::to_string(too_many) + " ranks were asked for") != std::string::npos);
+  if (gpus_or_zero() == 0)
+    CHECK(message.find("shows no GPU") != std::string::npos);
+  else
+    CHECK(message.find("only " + std::to_string(gpus_or_zero()) + " GPU") != std::string::npos);
+  // As many ranks as GPUs is fine (zero ranks too, trivially).
+  CHECK(thrown_by(nccl::require_gpus_for_ranks, gpus_or_zero()).empty());
+}
+
+TEST_CASE("ringlab lesson --backend nccl with too many ranks fails with that message") {
+  const int too_many = gpus_or_zero() + 1;
+  const Run run = run_ringlab("lesson all_reduce --backend nccl --world-size " +
+                              std::to_string(too_many));
+  INFO(run.output);
+  CHECK(run.status != 0);
+  CHECK(run.output.find("one rank per GPU") != std::string::npos);
+  CHECK(run.output.find("after reudce") == std::string::npos);  // it never ran
+}
+
+TEST_CASE("ringlab lists nccl as a backend") {
+  const Run run = run_ringlab("lesson --help");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("nccl (") != std::string::npos);
+}
+
+TEST_CASE("reduce ops map onto NCCL's; bitwise ones are refused with a pointer to the kernels") {
+  CHECK(nccl::to_nccl_op(ReduceOp::SUM) == ncclSum);
+  CHECK(nccl::to_nccl_op(ReduceOp::PRODUCT) == ncclProd);
+  CHECK(nccl::to_nccl_op(ReduceOp::MIN) == ncclMin);
+  CHECK(nccl::to_nccl_op(ReduceOp::MAX) == ncclMax);
+  CHECK(nccl::to_nccl_op(ReduceOp::AVG) == ncclAvg);
+  for (ReduceOp op : {ReduceOp::BAND, ReduceOp::BOR, ReduceOp::BXOR}) {
+    CAPTURE(op_name(op));
+    try {
+      nccl::to_nccl_op(op);
+      FAIL("no error");
+    } catch (const std::invalid_argument& error) {
+      const std::string message = error.what();
+      CHECK(message.find("not an NCCL op") != std::string::npos);
+      CHECK(message.find("hand-written") != std::string::npos);
+    }
+  }
+  CHECK(nccl::to_nccl_type(DType::Int32) == ncclInt32);
+  CHECK(nccl::to_nccl_type(DType::Int64) == ncclInt64);
+  CHECK(nccl::to_nccl_type(DType::Float32) == ncclFloat32);
+  CHECK(nccl::to_nccl_type(DType::Float64) == ncclFloat64);
+}
+
+TEST_CASE("an ncclUniqueId survives the store's string, and a wrong-length value is refused") {
+  ncclUniqueId id{};
+  for (std::size_t i = 0; i < sizeof(id.internal); ++i) id.internal[i] = static_cast<char>(i * 7);
+  const std::string bytes = nccl::encode_unique_id(id);
+  CHECK(bytes.size() == NCCL_UNIQUE_ID_BYTES);
+  const ncclUniqueId back = nccl::decode_unique_id(bytes);
+  CHECK(std::string(back.internal, sizeof(back.internal)) ==
+        std::string(id.internal, sizeof(id.internal)));
+  CHECK_THROWS_AS(nccl::decode_unique_id(bytes.substr(1)), std::invalid_argument);
+}

@@ -1,0 +1,59 @@
+// Turning CUDA and NCCL status codes into ringlab errors. Every message names
+// the rank, what was being done and CUDA's/NCCL's own words for the failure,
+// so "rank 1: cudaMalloc of 4096 bytes on GPU 1: out of memory" is enough to act on.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+
+#include "transport/transport.hpp"
+
+namespace ringlab::nccl {
+
+// Throws CommError("rank R: WHAT: <cudaGetErrorString>") unless status is
+// cudaSuccess. rank < 0 (code that does not know its rank) leaves "rank R: " out.
+void check_cuda(cudaError_t status, int rank, const std::string& what);
+// Throws CommError("rank R: WHAT: <ncclGetErrorString> (<ncclGetLastError>)")
+// unless status is ncclSuccess or ncclInProgress (a non-blocking communicator's
+// "started"; the caller waits for it with NcclCommunicator::wait_ready).
+void check_nccl(ncclResult_t status, int rank, const std::string& what);
+
+// The number of GPUs CUDA shows this process, or -1 with `why` set to CUDA's
+// reason (no driver, no device). Never throws.
+int visible_gpu_count(std::string* why = nullptr);
+
+// Throws std::invalid_argument unless at least `ranks` GPUs are visible: NCCL
+// needs one GPU per rank and refuses two ranks on one device, so this is
+// checked before NCCL is called. The message says how many GPUs there are
+// (or why there are none) and what to do.
+void require_gpus_for_ranks(int ranks);
+
+// Makes `device` current for the calling thread while alive (CUDA's current
+// device is per thread, and ProcessGroup runs async work on its own thread).
+class DeviceGuard {
+ public:
+  DeviceGuard(int device, int rank);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// Polls `query` (cudaEventQuery / cudaStreamQuery of something) until it says
+// cudaSuccess, instead of blocking in cudaStreamSynchronize, so that the wait
+// can give up: TimeoutError naming the rank and `what` after `timeout`.
+// `also_check` runs on every poll (the NCCL communicator's async-error check)
+// and may throw.
+template <typename Query, typename Check>
+void poll_until_done(Query&& query, int rank, Duration timeout, const std::string& what,
+                     Check&& also_check);
+// Everything enqueued on `stream` so far, with poll_until_done.
+void wait_for_stream(cudaStream_t stream, int rank, Duration timeout, const std::string& what);
+
+}  // namespace ringlab::nccl
+
+#include "transport/nccl/cuda_check_impl.hpp"
