@@ -16,34 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "run_program.hpp"
 #include "tools/launcher.hpp"
 
 namespace {
 
-struct Run {
-  int status;  // exit status, or -1 if it did not exit normally
-  std::string output;
-  double seconds;
-};
-
-Run run_shell(const std::string& command) {
-  const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>&1").c_str(), "r"), pclose);
-  REQUIRE(pipe);
-  std::string output;
-  std::array<char, 4096> chunk{};
-  while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get()))
-    output.append(chunk.data(), n);
-  const int status = pclose(pipe.release());
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output, seconds};
-}
-
-const std::string kCleanEnvironment =
-    "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u MASTER_ADDR -u MASTER_PORT -u SLURM_PROCID "
-    "-u SLURM_NTASKS -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u RINGLAB_RUN_CALL "
-    "-u RINGLAB_TIMEOUT_MS -u RINGLAB_BIND_ADDR ";
+using Run = ringlab::testing::ProgramRun;
+using ringlab::testing::kCleanEnvironment;
+using ringlab::testing::run_shell;
 
 // `ringlab run` of tcp_fault_rank on `ranks` ranks; the job is stopped after
 // 60 s whatever happens.

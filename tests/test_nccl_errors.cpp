@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "run_program.hpp"
 #include "transport/nccl/communicator.hpp"
 #include "transport/nccl/cuda_check.hpp"
 #include "transport/nccl/nccl_group.hpp"
@@ -15,21 +16,8 @@
 using namespace ringlab;
 
 namespace {
-struct Run {
-  int status;
-  std::string output;
-};
-
-Run run_ringlab(const std::string& arguments) {
-  const std::string command = std::string(RINGLAB_EXE) + " " + arguments + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  REQUIRE(pipe);
-  std::string output;
-  std::array<char, 4096> chunk{};
-  while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get()))
-    output.append(chunk.data(), n);
-  return {pclose(pipe.release()), output};
-}
+using Run = ringlab::testing::ProgramRun;
+using ringlab::testing::run_ringlab;
 
 int gpus_or_zero() { return std::max(nccl::visible_gpu_count(), 0); }
 

@@ -12,24 +12,12 @@
 #include <string>
 
 #include "lessons/canonical.hpp"
+#include "run_program.hpp"
 
 namespace {
 
-struct Run {
-  int status;
-  std::string output;
-};
-
-Run run_ringlab(const std::string& arguments) {
-  const std::string command = std::string(RINGLAB_EXE) + " " + arguments + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  REQUIRE(pipe);
-  std::string output;
-  std::array<char, 4096> chunk{};
-  while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get()))
-    output.append(chunk.data(), n);
-  return {pclose(pipe.release()), output};
-}
+using Run = ringlab::testing::ProgramRun;
+using ringlab::testing::run_ringlab;
 
 std::string lesson_on_one_gpu(const std::string& name) {
   const Run run = run_ringlab("lesson " + name + " --backend nccl --world-size 1 --timeout-ms 60000");

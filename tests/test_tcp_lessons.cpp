@@ -15,31 +15,14 @@
 #include <vector>
 
 #include "lessons/canonical.hpp"
+#include "article_outputs.hpp"
+#include "run_program.hpp"
 
 namespace {
 
-struct Run {
-  int status;  // the exit status, or -1 if it did not exit normally
-  std::string output;
-};
-
-Run run_shell(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>&1").c_str(), "r"), pclose);
-  REQUIRE(pipe);
-  std::string output;
-  std::array<char, 4096> chunk{};
-  while (std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get()))
-    output.append(chunk.data(), n);
-  const int status = pclose(pipe.release());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-// No launcher variables from whoever runs the tests: the lesson must start
-// its own ranks.
-const std::string kCleanEnvironment =
-    "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u MASTER_ADDR -u MASTER_PORT -u SLURM_PROCID "
-    "-u SLURM_NTASKS -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u RINGLAB_RUN_CALL "
-    "-u RINGLAB_TIMEOUT_MS ";
+using Run = ringlab::testing::ProgramRun;
+using ringlab::testing::kCleanEnvironment;
+using ringlab::testing::run_shell;
 
 std::string canonical_lesson(const std::string& arguments) {
   const Run run =
@@ -148,70 +131,11 @@ TEST_CASE("tcp is the default backend: a lesson started as a rank reads the laun
   CHECK(run.output.find("MASTER_PORT is not set: export MASTER_PORT=") != std::string::npos);
 }
 
-TEST_CASE("pingpong over TCP") {
-  CHECK(canonical_lesson("pingpong") ==
-        "after send, Rank 0 has data tensor(1.)\n"
-        "after recv, Rank 0 has data tensor(2.)\n"
-        "after recv, Rank 1 has data tensor(1.)\n"
-        "after send, Rank 1 has data tensor(2.)\n");
-}
-
-TEST_CASE("pingpong_async over TCP prints the same as pingpong") {
-  CHECK(canonical_lesson("pingpong_async --backend tcp") ==
-        "after send, Rank 0 has data tensor(1.)\n"
-        "after recv, Rank 0 has data tensor(2.)\n"
-        "after recv, Rank 1 has data tensor(1.)\n"
-        "after send, Rank 1 has data tensor(2.)\n");
-}
-
-TEST_CASE("broadcast over TCP") {
-  CHECK(canonical_lesson("broadcast") ==
-        "before broadcast Rank 0 has data tensor([1, 2])\n"
-        "before broadcast Rank 1 has data tensor([3, 4])\n"
-        "before broadcast Rank 2 has data tensor([5, 6])\n"
-        "before broadcast Rank 3 has data tensor([7, 8])\n"
-        "after broadcast Rank 0 has data tensor([1, 2])\n"
-        "after broadcast Rank 1 has data tensor([1, 2])\n"
-        "after broadcast Rank 2 has data tensor([1, 2])\n"
-        "after broadcast Rank 3 has data tensor([1, 2])\n");
-}
-
-TEST_CASE("scatter over TCP") {
-  CHECK(canonical_lesson("scatter") ==
-        "before scatter Rank 0 has data tensor([1, 2])\n"
-        "scater list: [tensor([0, 0]), tensor([1, 1]), tensor([2, 2]), tensor([3, 3])]\n"
-        "before scatter Rank 1 has data tensor([3, 4])\n"
-        "before scatter Rank 2 has data tensor([5, 6])\n"
-        "before scatter Rank 3 has data tensor([7, 8])\n"
-        "after scatter Rank 0 has data tensor([0, 0])\n"
-        "after scatter Rank 1 has data tensor([1, 1])\n"
-        "after scatter Rank 2 has data tensor([2, 2])\n"
-        "after scatter Rank 3 has data tensor([3, 3])\n");
-}
-
-TEST_CASE("gather over TCP") {
-  CHECK(canonical_lesson("gather") ==
-        "before gather Rank 0 has data tensor([1, 2])\n"
-        "before gather Rank 1 has data tensor([3, 4])\n"
-        "before gather Rank 2 has data tensor([5, 6])\n"
-        "before gather Rank 3 has data tensor([7, 8])\n"
-        "after gather Rank 0 has data tensor([1, 2])\n"
-        "gather_list: [tensor([1, 2]), tensor([3, 4]), tensor([5, 6]), tensor([7, 8])]\n"
-        "after gather Rank 1 has data tensor([3, 4])\n"
-        "after gather Rank 2 has data tensor([5, 6])\n"
-        "after gather Rank 3 has data tensor([7, 8])\n");
-}
-
-TEST_CASE("reduce over TCP leaves Gloo's partial sums, as the article prints") {
-  CHECK(canonical_lesson("reduce") ==
-        "before reudce Rank 0 has data tensor([1, 2])\n"
-        "before reudce Rank 1 has data tensor([3, 4])\n"
-        "before reudce Rank 2 has data tensor([5, 6])\n"
-        "before reudce Rank 3 has data tensor([7, 8])\n"
-        "after reudce Rank 0 has data tensor([16, 20])\n"
-        "after reudce Rank 1 has data tensor([15, 18])\n"
-        "after reudce Rank 2 has data tensor([12, 14])\n"
-        "after reudce Rank 3 has data tensor([16, 20])\n");
+TEST_CASE("every article lesson over TCP prints what the article prints") {
+  for (const auto& article : ringlab::testing::article_outputs()) {
+    CAPTURE(article.lesson);
+    CHECK(canonical_lesson(article.lesson) == article.canonical);
+  }
 }
 
 TEST_CASE("reduce over TCP at other world sizes and destinations") {
@@ -222,24 +146,6 @@ TEST_CASE("reduce over TCP at other world sizes and destinations") {
     CHECK(canonical_lesson("reduce -n " + std::to_string(world) + " --root " +
                            std::to_string(root)) == expected_reduce(world, root));
   }
-}
-
-TEST_CASE("all_gather over TCP") {
-  std::vector<std::vector<std::int64_t>> all;
-  for (int r = 0; r < 4; ++r) all.push_back(input(r));
-  std::string expected = before_lines("gather", 4);
-  for (int r = 0; r < 4; ++r)
-    expected += "after gather Rank " + std::to_string(r) + " has data " + tensor(input(r)) +
-                "\nafter gather Rank " + std::to_string(r) + " has gather list " +
-                tensor_list(all) + "\n";
-  CHECK(canonical_lesson("all_gather") == expected);
-}
-
-TEST_CASE("all_reduce over TCP") {
-  std::string expected = before_lines("reudce", 4);
-  for (int r = 0; r < 4; ++r)
-    expected += "after reudce Rank " + std::to_string(r) + " has data tensor([16, 20])\n";
-  CHECK(canonical_lesson("all_reduce") == expected);
 }
 
 TEST_CASE("reduce_scatter over TCP") {
