@@ -11,15 +11,7 @@ if(TARGET ringlab_tcp)
   target_compile_definitions(test_launch_faults PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
                                                         FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
   add_dependencies(test_launch_faults ringlab tcp_fault_rank)
-  # Two ctest entries: the cases that pass with today's transport, and the
-  # strict one (every survivor names the dead rank) waiting on the transport
-  # failing every pending wait when a connection breaks: disabled until then.
-  set_tests_properties(test_launch_faults PROPERTIES DISABLED TRUE)
-  add_test(NAME test_launch_faults_run
-           COMMAND test_launch_faults --test-suite-exclude=needs_tcp_fail_all)
-  set_tests_properties(test_launch_faults_run PROPERTIES TIMEOUT 180)
-  add_test(NAME test_launch_faults_strict COMMAND test_launch_faults --test-suite=needs_tcp_fail_all)
-  set_tests_properties(test_launch_faults_strict PROPERTIES TIMEOUT 60 DISABLED TRUE)
+  set_tests_properties(test_launch_faults PROPERTIES TIMEOUT 180)
 
   ringlab_test(test_tcp_lessons test_tcp_lessons.cpp LIBS ringlab_lessons)
   target_compile_definitions(test_tcp_lessons PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
@@ -32,4 +24,13 @@ if(TARGET ringlab_tcp)
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/netns_allreduce.sh $<TARGET_FILE:ringlab>
                    $<TARGET_FILE:tcp_fault_rank>)
   set_tests_properties(netns_allreduce PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
+
+# Chrome traces of real TCP runs: ringlab run --trace, lesson/bench --trace,
+# compared with ringlab sim --trace.
+if(TARGET ringlab_tcp)
+  ringlab_test(test_trace_tcp test_trace_tcp.cpp)
+  target_compile_definitions(test_trace_tcp PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+  add_dependencies(test_trace_tcp ringlab)
+  set_tests_properties(test_trace_tcp PROPERTIES TIMEOUT 300)
 endif()

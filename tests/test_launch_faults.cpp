@@ -110,12 +110,10 @@ TEST_CASE("a rank killed in the middle of an all_reduce: every other rank fails,
   CHECK(run.seconds < 8);
 }
 
-// Not run by default (ctest lists it as disabled): the TCP transport fails
-// only the waits on the connection that broke, so a rank whose collective
-// waits on another survivor names that survivor. Enable once a broken
-// connection fails every pending wait (as InprocWorld::fail does).
-TEST_CASE("a rank killed in the middle of an all_reduce: every other rank names it" *
-          doctest::test_suite("needs_tcp_fail_all")) {
+// A broken connection fails every pending wait of a rank (and its abort frame
+// reaches the others), so even a rank waiting on another survivor names the
+// dead one.
+TEST_CASE("a rank killed in the middle of an all_reduce: every other rank names it") {
   const Run& run = killed_rank_run();
   INFO(run.output);
   for (int r : {0, 1, 3}) {

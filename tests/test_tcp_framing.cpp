@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "transport/tcp/framing.hpp"
 
@@ -40,7 +42,8 @@ TEST_CASE("headers round trip, including the largest tag and a negative-looking 
   for (const FrameHeader& header :
        {FrameHeader{FrameKind::Data, 0, 0, 0}, FrameHeader{FrameKind::Data, 1000, ~Tag{0}, kMaxFrameBytes},
         FrameHeader{FrameKind::Hello, 7, 0, kHelloBytes},
-        FrameHeader{FrameKind::HelloAck, 2, 0, kHelloBytes}}) {
+        FrameHeader{FrameKind::HelloAck, 2, 0, kHelloBytes}, FrameHeader{FrameKind::Goodbye, 3, 0, 0},
+        FrameHeader{FrameKind::Abort, 1, 0, 4 + kMaxAbortReason}}) {
     const FrameDecode decoded = decode_frame_header(encode_frame_header(header));
     REQUIRE_MESSAGE(decoded.header, decoded.error);
     CHECK(decoded.header->kind == header.kind);
@@ -86,6 +89,33 @@ TEST_CASE("garbage headers are rejected, saying what is wrong") {
     CHECK_FALSE(decoded.header);
     CHECK(decoded.error == "handshake frame with payload length 4096 (expected 16)");
   }
+}
+
+TEST_CASE("goodbye and abort frames: lengths outside their layout are rejected") {
+  FrameDecode decoded = decode_frame_header(encode_frame_header({FrameKind::Goodbye, 0, 0, 1}));
+  CHECK_FALSE(decoded.header);
+  CHECK(decoded.error == "goodbye frame with payload length 1 (expected 0)");
+  decoded = decode_frame_header(encode_frame_header({FrameKind::Abort, 0, 0, 3}));
+  CHECK_FALSE(decoded.header);
+  CHECK(decoded.error == "abort frame with payload length 3 (expected 4 to 1028)");
+  decoded = decode_frame_header(encode_frame_header({FrameKind::Abort, 0, 0, 1029}));
+  CHECK_FALSE(decoded.header);
+  FrameHeaderBytes bytes = valid_data_header();
+  bytes[6] = std::byte{6};
+  CHECK(decode_frame_header(bytes).error == "unknown frame kind 6");
+}
+
+TEST_CASE("an abort payload has the documented layout, round trips and is cut to its limit") {
+  const std::vector<std::byte> bytes = encode_abort({2, "rank 1: gone"});
+  REQUIRE(bytes.size() == 4 + 12);
+  CHECK(le(bytes.data(), 4) == 2);
+  CHECK(std::memcmp(bytes.data() + 4, "rank 1: gone", 12) == 0);
+  const auto abort = decode_abort(bytes);
+  REQUIRE(abort);
+  CHECK(abort->culprit == 2);
+  CHECK(abort->reason == "rank 1: gone");
+  CHECK(encode_abort({0, std::string(5000, 'x')}).size() == 4 + kMaxAbortReason);
+  CHECK_FALSE(decode_abort(std::span(bytes).first(3)));
 }
 
 TEST_CASE("a hello has the documented layout and round trips") {

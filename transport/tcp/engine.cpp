@@ -12,6 +12,25 @@
 //   - no posted receive: a Queued message of the frame's length, which a later
 //     irecv copies from (or, if it is still arriving, takes over: the bytes so
 //     far are copied and the rest goes straight into the receive's buffer).
+//
+// Failure. Ranks finish at different times, so a connection that closes is
+// not by itself a failure: a rank that shuts its transport down normally
+// first delivers everything it queued, then sends a goodbye frame on every
+// connection (framing.hpp), then closes. The rule:
+//   - goodbye from p: p's messages already here stay receivable; nothing more
+//     comes from p. Only if p is still needed (a receive from p or a send to p
+//     pending, or posted later) does it become a failure, named after p.
+//   - end of stream or reset without a goodbye, or a write that fails: p died
+//     (or its process exited without shutting down): a failure named after p.
+//   - a failure fails EVERY pending and future operation of this engine with
+//     PeerError(p), not just those on p's connection (a rank waiting on a
+//     survivor would otherwise time out, naming the survivor), and sends an
+//     abort frame naming p to every other peer, so one that waits on this
+//     rank learns the root cause (p) at once rather than when this rank
+//     exits; a rank receiving an abort naming p fails the same way (naming p).
+//   - while shutting down, a connection that ends is only closed: this rank
+//     needs nothing more, and must not abort ranks that may still finish.
+// As in InprocWorld::fail, the first failure wins; later ones change nothing.
 #include "transport/tcp/engine.hpp"
 
 #include <sys/eventfd.h>
@@ -82,9 +101,10 @@ struct Engine::Connection {
   int peer;
   boost::asio::ip::tcp::socket socket;
   int fd;
-  std::string failure;       // set once the connection is unusable; the PeerError's text
-  std::string send_failure;  // set once writing failed; reading goes on until the end of
-                             // the stream, so messages the peer sent before dying still arrive
+  std::string failure;       // set once the connection is closed (not polled any more)
+  std::string send_failure;  // set once writing failed
+  bool departed = false;     // the peer said goodbye
+  std::vector<std::byte> control;  // an abort frame's payload, while it arrives
   std::deque<std::shared_ptr<SendOp>> sends;
   // Read state.
   std::unique_ptr<std::byte[]> stage;
@@ -155,6 +175,7 @@ std::string Engine::size_mismatch(int src, Tag tag, std::size_t expected, std::s
 }
 
 void Engine::complete(Op& op, std::string error, int failed_peer) {
+  if (op.done) return;  // failed already (fail_all), and now finished writing
   op.done = true;
   op.error = std::move(error);
   op.failed_peer = failed_peer;
@@ -171,8 +192,9 @@ void Engine::wake_driver() {
 std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data) {
   std::unique_lock lock(mutex_);
   Connection& c = *connections_[static_cast<std::size_t>(dst)];
-  if (!c.failure.empty()) return std::make_unique<FailedRequest>(c.failure, dst);
-  if (!c.send_failure.empty()) return std::make_unique<FailedRequest>(c.send_failure, dst);
+  if (broken_.empty() && c.departed)
+    fail_all(dst, departed_message(dst, "to send to it (" + describe_tag(tag) + ")"));
+  if (!broken_.empty()) return std::make_unique<FailedRequest>(broken_, broken_peer_);
   const FrameHeaderBytes header =
       encode_frame_header({FrameKind::Data, rank_, tag, static_cast<std::uint64_t>(data.size())});
   std::size_t written = 0;
@@ -189,7 +211,7 @@ std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data) {
     while (n < 0 && errno == EINTR);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
       fail_sends(c, errno);
-      return std::make_unique<FailedRequest>(c.send_failure, dst);
+      return std::make_unique<FailedRequest>(broken_, broken_peer_);
     }
     if (n > 0) written = static_cast<std::size_t>(n);
     if (written == header.size() + data.size()) return std::make_unique<CompletedRequest>();
@@ -211,6 +233,7 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
   std::unique_lock lock(mutex_);
   const Key key{src, tag};
   Connection& c = *connections_[static_cast<std::size_t>(src)];
+  if (!broken_.empty()) return std::make_unique<FailedRequest>(broken_, broken_peer_);
   if (auto it = queued_.find(key); it != queued_.end()) {
     std::shared_ptr<Queued> message = std::move(it->second.front());
     it->second.pop_front();
@@ -234,7 +257,10 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
     c.target = op;
     return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
   }
-  if (!c.failure.empty()) return std::make_unique<FailedRequest>(c.failure, src);
+  if (c.departed) {  // nothing more will come from src
+    fail_all(src, departed_message(src, "to receive from it (" + describe_tag(tag) + ")"));
+    return std::make_unique<FailedRequest>(broken_, broken_peer_);
+  }
   auto op = std::make_shared<RecvOp>();
   op->peer = src;
   op->tag = tag;
@@ -302,7 +328,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
   poll_fds_.push_back({wake_fd_, POLLIN, 0});
   for (auto& c : connections_) {
     if (!c || !c->failure.empty()) continue;
-    const short events = static_cast<short>(POLLIN | (c->sends.empty() ? 0 : POLLOUT));
+    const short events = static_cast<short>(POLLIN | (writable(*c) ? POLLOUT : 0));
     poll_fds_.push_back({c->fd, events, 0});
     poll_connections_.push_back(c.get());
   }
@@ -329,7 +355,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
     Connection& c = *poll_connections_[i - 1];
     if (!revents || !c.failure.empty()) continue;
     if (revents & (POLLIN | POLLHUP | POLLERR)) read_ready(c);
-    if ((revents & (POLLOUT | POLLERR)) && c.failure.empty()) write_ready(c);
+    if ((revents & (POLLOUT | POLLERR)) && writable(c)) write_ready(c);
   }
 }
 
@@ -372,6 +398,7 @@ void Engine::write_ready(Connection& c) {
 // ---- reading -----------------------------------------------------------------
 
 std::byte* Engine::payload_destination(Connection& c) const {
+  if (c.frame.kind == FrameKind::Abort) return c.control.data() + c.payload_got;
   if (c.target) return c.target->buffer.data() + c.payload_got;
   if (c.queued) return c.queued->data.get() + c.payload_got;
   return nullptr;  // dropped
@@ -390,7 +417,7 @@ void Engine::read_ready(Connection& c) {
         c.stage_begin += kFrameHeaderBytes;
         const FrameDecode decoded = decode_frame_header(bytes);
         if (!decoded.header) {
-          return fail(c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
+          return connection_lost(c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
                              " sent a corrupt frame (" + decoded.error +
                              "); closed the connection: is rank " + std::to_string(c.peer) +
                              " running the same ringlab build?");
@@ -442,34 +469,43 @@ void Engine::read_ready(Connection& c) {
       continue;
     }
     if (n == 0)
-      return fail(c, "rank " + std::to_string(rank_) + ": connection to rank " +
+      return connection_lost(c, "rank " + std::to_string(rank_) + ": connection to rank " +
                          std::to_string(c.peer) + " closed (end of stream): rank " +
                          std::to_string(c.peer) + " probably exited or crashed");
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-    return fail(c, "rank " + std::to_string(rank_) + ": connection to rank " +
+    return connection_lost(c, "rank " + std::to_string(rank_) + ": connection to rank " +
                        std::to_string(c.peer) + " closed (" + errno_text(errno) + "): rank " +
                        std::to_string(c.peer) + " probably exited or crashed");
   }
 }
 
 bool Engine::start_frame(Connection& c, const FrameHeader& header) {
-  if (header.kind != FrameKind::Data) {
-    fail(c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
-                " sent a handshake frame after the handshake; closed the connection");
+  if (header.kind == FrameKind::Hello || header.kind == FrameKind::HelloAck) {
+    connection_lost(c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
+                           " sent a handshake frame after the handshake; closed the connection");
     return false;
   }
   if (header.source != c.peer) {
-    fail(c, "rank " + std::to_string(rank_) + ": the connection to rank " + std::to_string(c.peer) +
+    connection_lost(c, "rank " + std::to_string(rank_) + ": the connection to rank " + std::to_string(c.peer) +
                 " carried a frame claiming to come from rank " + std::to_string(header.source) +
                 "; closed the connection");
     return false;
+  }
+  if (header.kind == FrameKind::Goodbye) {
+    goodbye_received(c);
+    return false;  // nothing more is read from this connection
   }
   c.frame = header;
   c.payload_got = 0;
   c.in_payload = true;
   c.target = nullptr;
   c.queued = nullptr;
+  if (header.kind == FrameKind::Abort) {
+    c.control.assign(header.length, std::byte{0});
+    return true;  // finish_frame acts on it
+  }
+  if (!broken_.empty()) return true;  // nobody will receive it: read and drop
   const Key key{c.peer, header.tag};
   if (auto it = posted_.find(key); it != posted_.end()) {
     std::shared_ptr<RecvOp> op = std::move(it->second.front());
@@ -491,6 +527,11 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
 }
 
 void Engine::finish_frame(Connection& c) {
+  if (c.frame.kind == FrameKind::Abort) {
+    c.in_payload = false;
+    c.frame.kind = FrameKind::Data;
+    return abort_received(c);
+  }
   if (c.target) complete(*c.target);
   if (c.queued) c.queued->complete = true;
   c.target = nullptr;
@@ -501,36 +542,17 @@ void Engine::finish_frame(Connection& c) {
 
 // ---- failure and withdrawal --------------------------------------------------
 
-void Engine::fail(Connection& c, const std::string& why) {
+void Engine::connection_lost(Connection& c, const std::string& why) {
   if (!c.failure.empty()) return;
   c.failure = why;
   boost::system::error_code ignored;
   // Stop the traffic both ways; the descriptor stays open (a driver may be
   // polling it) until the engine shuts down.
   c.socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
-  for (auto& op : c.sends) complete(*op, why, c.peer);
-  c.sends.clear();
-  if (c.target) complete(*c.target, why, c.peer);
-  if (c.queued && !c.queued->complete) {
-    // A message cut short can never be received.
-    const Key key{c.peer, c.frame.tag};
-    if (auto it = queued_.find(key); it != queued_.end()) {
-      std::erase(it->second, c.queued);
-      if (it->second.empty()) queued_.erase(it);
-    }
-  }
-  c.target = nullptr;
-  c.queued = nullptr;
   c.in_payload = false;
   c.stage_begin = c.stage_end = 0;
-  for (auto it = posted_.begin(); it != posted_.end();) {
-    if (it->first.first != c.peer) {
-      ++it;
-      continue;
-    }
-    for (auto& op : it->second) complete(*op, why, c.peer);
-    it = posted_.erase(it);
-  }
+  if (shutting_down_ && c.sends.empty()) return;  // nothing more needed from it
+  fail_all(c.peer, why);
 }
 
 void Engine::fail_sends(Connection& c, int error) {
@@ -539,6 +561,103 @@ void Engine::fail_sends(Connection& c, int error) {
                    "): rank " + std::to_string(c.peer) + " probably exited or crashed";
   for (auto& op : c.sends) complete(*op, c.send_failure, c.peer);
   c.sends.clear();
+  fail_all(c.peer, c.send_failure);
+}
+
+std::string Engine::departed_message(int peer, const std::string& what) const {
+  return "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer) +
+         " shut down its transport (its program finished or stopped) while rank " +
+         std::to_string(rank_) + " still needed it, " + what + ": rank " + std::to_string(peer) +
+         " stopped early, or the ranks did not run the same collectives";
+}
+
+void Engine::goodbye_received(Connection& c) {
+  c.departed = true;
+  c.failure = "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
+              " shut down its transport";
+  c.in_payload = false;
+  c.stage_begin = c.stage_end = 0;
+  if (!broken_.empty()) return;
+  // Still needed? A send not yet written, or a receive posted for it.
+  if (!c.sends.empty())
+    return fail_all(c.peer, departed_message(c.peer, "to send to it (" +
+                                                         describe_tag(c.sends.front()->tag) + ")"));
+  for (const auto& [key, ops] : posted_)
+    if (key.first == c.peer)
+      return fail_all(c.peer, departed_message(c.peer, "to receive from it (" +
+                                                           describe_tag(key.second) + ")"));
+}
+
+void Engine::abort_received(Connection& c) {
+  const std::optional<Abort> abort = decode_abort(c.control);
+  c.control.clear();
+  // The sender closes next; what it failed on is the root cause.
+  const std::string closed = "rank " + std::to_string(rank_) + ": rank " +
+                             std::to_string(c.peer) + " aborted";
+  c.failure = closed;
+  c.departed = true;
+  c.stage_begin = c.stage_end = 0;
+  if (!broken_.empty()) return;
+  int culprit = c.peer;
+  if (abort && abort->culprit >= 0 && abort->culprit < size_ && abort->culprit != rank_)
+    culprit = abort->culprit;
+  fail_all(culprit, closed + " after a failure (" + (abort ? abort->reason : "no reason given") +
+                        ")");
+}
+
+void Engine::queue_control(Connection& c, FrameKind kind, std::vector<std::byte> payload) {
+  auto op = std::make_shared<SendOp>();
+  op->peer = c.peer;
+  op->header = encode_frame_header({kind, rank_, 0, static_cast<std::uint64_t>(payload.size())});
+  op->owned = std::move(payload);
+  op->data = op->owned.data();
+  op->size = op->owned.size();
+  op->done = true;  // nobody waits on it
+  c.sends.push_back(std::move(op));
+}
+
+bool Engine::writable(const Connection& c) const {
+  return c.failure.empty() && c.send_failure.empty() && !c.sends.empty();
+}
+
+bool Engine::sends_pending() const {
+  return std::any_of(connections_.begin(), connections_.end(),
+                     [this](const auto& c) { return c && writable(*c); });
+}
+
+void Engine::fail_all(int culprit, const std::string& why) {
+  if (!broken_.empty()) return;
+  broken_ = why;
+  broken_peer_ = culprit;
+  const std::vector<std::byte> abort = encode_abort({culprit, why});
+  for (auto& c : connections_) {
+    if (!c) continue;
+    // A frame partly written must be finished before another can follow:
+    // keep it (with a copy of its payload, as its request may be gone soon).
+    std::shared_ptr<SendOp> partial;
+    if (!c->sends.empty() && c->sends.front()->written > 0) partial = c->sends.front();
+    for (auto& op : c->sends) complete(*op, why, culprit);
+    c->sends.clear();
+    if (c->target) complete(*c->target, why, culprit);
+    c->target = nullptr;
+    c->queued = nullptr;  // a message still arriving is read and dropped
+    if (c->peer == culprit || !c->failure.empty() || !c->send_failure.empty()) continue;
+    if (partial) {
+      if (partial->owned.empty() && partial->size > 0) {
+        partial->owned.assign(partial->data, partial->data + partial->size);
+        partial->data = partial->owned.data();
+      }
+      c->sends.push_back(std::move(partial));
+    }
+    queue_control(*c, FrameKind::Abort, abort);
+    write_ready(*c);  // best effort now; shutdown() finishes it
+  }
+  for (auto& [key, ops] : posted_)
+    for (auto& op : ops) complete(*op, why, culprit);
+  posted_.clear();
+  queued_.clear();
+  if (driving_) wake_driver();  // a driver in poll() now has sends to watch
+  progressed_.notify_all();
 }
 
 void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
@@ -579,30 +698,52 @@ void Engine::abandon_recv(const std::shared_ptr<RecvOp>& op) {
 
 void Engine::shutdown(Duration timeout) {
   std::unique_lock lock(mutex_);
+  if (shut_down_) return;
+  shutting_down_ = true;
   // Finish queued sends (dropped requests' copies included) so the peers get
-  // every message this rank sent before it closes.
-  const auto deadline = Clock::now() + timeout;
-  auto pending = [&] {
-    return std::any_of(connections_.begin(), connections_.end(), [](const auto& c) {
-      return c && c->failure.empty() && !c->sends.empty();
-    });
-  };
-  while (pending() && Clock::now() < deadline && !driving_) {
-    driving_ = true;
-    try {
-      drive(lock, deadline);
-    } catch (...) {
+  // every message this rank sent, then say goodbye on every connection whose
+  // last frame is complete (one with a frame cut short just closes: the peer
+  // rightly sees that as a failure). A failed engine only flushes its abort
+  // frames, and not for long: its peers may have stopped reading.
+  constexpr Duration kAbortLinger{500};
+  const auto deadline = Clock::now() + (broken_.empty() ? timeout : std::min(timeout, kAbortLinger));
+  auto flush = [&] {
+    while (sends_pending() && Clock::now() < deadline && !driving_) {
+      driving_ = true;
+      try {
+        drive(lock, deadline);
+      } catch (...) {
+        driving_ = false;
+        break;
+      }
       driving_ = false;
-      break;
     }
-    driving_ = false;
+  };
+  flush();
+  if (broken_.empty()) {
+    for (auto& c : connections_) {
+      if (!c || !c->failure.empty() || !c->send_failure.empty() || !c->sends.empty()) continue;
+      queue_control(*c, FrameKind::Goodbye, {});
+      write_ready(*c);
+    }
+    flush();
   }
+  shut_down_ = true;
+  const std::string closed = "rank " + std::to_string(rank_) + ": the transport was shut down";
+  if (broken_.empty()) broken_ = closed;  // later operations fail (a CommError)
   for (auto& c : connections_) {
     if (!c) continue;
-    fail(*c, "rank " + std::to_string(rank_) + ": the transport was shut down");
+    for (auto& op : c->sends) complete(*op, closed, c->peer);
+    c->sends.clear();
+    if (c->target) complete(*c->target, closed, c->peer);
+    c->target = nullptr;
+    if (c->failure.empty()) c->failure = closed;
     boost::system::error_code ignored;
     c->socket.close(ignored);
   }
+  for (auto& [key, ops] : posted_)
+    for (auto& op : ops) complete(*op, broken_, broken_peer_);
+  posted_.clear();
 }
 
 }  // namespace ringlab::tcp

@@ -15,6 +15,11 @@
 // written as the socket drains. A send whose request is dropped before it
 // finished copies its unsent bytes, so the caller may reuse its buffer.
 //
+// Failure (see engine.cpp): a connection that ends without a goodbye frame,
+// or a peer needed after it said goodbye, fails every pending and future
+// wait of this engine with a PeerError naming that peer, and an abort frame
+// naming it goes to every other peer.
+//
 // Locking: one mutex guards all state; it is released only around poll().
 #pragma once
 
@@ -84,10 +89,21 @@ class Engine : public std::enable_shared_from_this<Engine> {
   void read_ready(Connection& c);
   bool start_frame(Connection& c, const FrameHeader& header);
   void finish_frame(Connection& c);
-  // The connection is gone: every operation on it fails with `why`.
-  void fail(Connection& c, const std::string& why);
-  // Writing failed (errno): queued and future sends fail; reading goes on.
+  // The connection ended without a goodbye (or carried garbage): it is
+  // closed, and unless this engine is shutting down, everything fails.
+  void connection_lost(Connection& c, const std::string& why);
+  // Writing failed (errno): the peer is gone while a send still needed it.
   void fail_sends(Connection& c, int error);
+  // Every pending and future operation fails with PeerError(culprit, why);
+  // an abort frame naming culprit goes to every peer still connected.
+  void fail_all(int culprit, const std::string& why);
+  // The peer said goodbye while still needed (for `what`): fail_all naming it.
+  std::string departed_message(int peer, const std::string& what) const;
+  void goodbye_received(Connection& c);
+  void abort_received(Connection& c);
+  void queue_control(Connection& c, FrameKind kind, std::vector<std::byte> payload);
+  bool writable(const Connection& c) const;
+  bool sends_pending() const;
   void complete(Op& op, std::string error = {}, int failed_peer = -1);
   void withdraw_locked(const std::shared_ptr<RecvOp>& op);
   void wake_driver();
@@ -101,6 +117,12 @@ class Engine : public std::enable_shared_from_this<Engine> {
   std::condition_variable progressed_;
   bool driving_ = false;
   int followers_ = 0;
+  // Set once this engine failed (or was shut down): every pending and future
+  // operation fails with it; a PeerError naming broken_peer_ when >= 0.
+  std::string broken_;
+  int broken_peer_ = -1;
+  bool shutting_down_ = false;
+  bool shut_down_ = false;
   int wake_fd_ = -1;  // eventfd: wakes a driver blocked in poll() when a send is queued
   std::vector<std::unique_ptr<Connection>> connections_;  // by peer rank; null for this rank
   std::map<Key, std::deque<std::shared_ptr<RecvOp>>> posted_;

@@ -3,6 +3,7 @@
 // which one was wrong and what was expected.
 #include "transport/tcp/framing.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -76,7 +77,7 @@ FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> by
                               " (this build speaks version " + std::to_string(kFrameVersion) +
                               "; are all ranks the same ringlab build?)"};
   const auto kind = get<std::uint16_t>(in + 6);
-  if (kind < 1 || kind > 3)
+  if (kind < 1 || kind > 5)
     return {std::nullopt, "unknown frame kind " + std::to_string(kind)};
   if (get<std::uint32_t>(in + 12) != 0)
     return {std::nullopt, "reserved header field is not zero"};
@@ -88,7 +89,14 @@ FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> by
   if (header.kind == FrameKind::Data && header.length > kMaxFrameBytes)
     return {std::nullopt, "absurd payload length " + std::to_string(header.length) +
                               " bytes (the limit is " + std::to_string(kMaxFrameBytes) + ")"};
-  if (header.kind != FrameKind::Data && header.length != kHelloBytes)
+  if (header.kind == FrameKind::Goodbye && header.length != 0)
+    return {std::nullopt, "goodbye frame with payload length " + std::to_string(header.length) +
+                              " (expected 0)"};
+  if (header.kind == FrameKind::Abort && (header.length < 4 || header.length > 4 + kMaxAbortReason))
+    return {std::nullopt, "abort frame with payload length " + std::to_string(header.length) +
+                              " (expected 4 to " + std::to_string(4 + kMaxAbortReason) + ")"};
+  if ((header.kind == FrameKind::Hello || header.kind == FrameKind::HelloAck) &&
+      header.length != kHelloBytes)
     return {std::nullopt, "handshake frame with payload length " + std::to_string(header.length) +
                               " (expected " + std::to_string(kHelloBytes) + ")"};
   return {header, {}};
@@ -105,6 +113,22 @@ std::array<std::byte, kHelloBytes> encode_hello(const Hello& hello) {
 Hello decode_hello(std::span<const std::byte, kHelloBytes> bytes) {
   return {get<std::uint32_t>(bytes.data()), get<std::int32_t>(bytes.data() + 4),
           get<std::uint64_t>(bytes.data() + 8)};
+}
+
+std::vector<std::byte> encode_abort(const Abort& abort) {
+  const std::size_t reason = std::min(abort.reason.size(), kMaxAbortReason);
+  std::vector<std::byte> out(4 + reason);
+  put<std::int32_t>(out.data(), abort.culprit);
+  std::memcpy(out.data() + 4, abort.reason.data(), reason);
+  return out;
+}
+
+std::optional<Abort> decode_abort(std::span<const std::byte> payload) {
+  if (payload.size() < 4) return std::nullopt;
+  Abort abort;
+  abort.culprit = get<std::int32_t>(payload.data());
+  abort.reason.assign(reinterpret_cast<const char*>(payload.data() + 4), payload.size() - 4);
+  return abort;
 }
 
 // ---- store messages ----------------------------------------------------------

@@ -8,7 +8,7 @@
 //      offset size  field
 //      0      4     magic   "RLTF"
 //      4      2     version kFrameVersion
-//      6      2     kind    1 = data, 2 = hello, 3 = hello_ack
+//      6      2     kind    1 = data, 2 = hello, 3 = hello_ack, 4 = goodbye, 5 = abort
 //      8      4     source  sending rank (int32)
 //      12     4     reserved, 0
 //      16     8     tag     the Transport tag (data); 0 otherwise
@@ -21,6 +21,22 @@
 //      0      4     world_size (uint32)
 //      4      4     destination rank the sender believes it talks to (int32)
 //      8      8     job id (uint64), chosen by rank 0 and read from the store
+//
+//    goodbye (no payload): the last frame a rank sends on a connection when
+//    it shuts its transport down normally, after every message it sent on
+//    that connection. A connection that ends without it (end of stream, reset)
+//    means the peer died: the receiving transport fails every pending and
+//    future wait, naming the peer. After a goodbye the peer's messages already
+//    received can still be received; a receive from it or a send to it that is
+//    still pending, or comes later, can never finish, so it fails everything
+//    the same way, naming the peer (see engine.cpp, "Failure").
+//
+//    abort (payload 4 + n bytes, n <= kMaxAbortReason): sent to every peer
+//    still reachable when a rank's transport fails, so ranks waiting on it
+//    learn the root cause instead of just seeing it leave:
+//
+//      0      4     culprit rank (int32): the rank the failure names
+//      4      n     the failure's text (UTF-8, not terminated)
 //
 // 2. Store request / reply: a 24-byte header, then `body_length` body bytes.
 //    The body is a sequence of strings (the arguments / results), each a
@@ -61,7 +77,9 @@ inline constexpr std::size_t kHelloBytes = 16;
 // tensor, and must not become an allocation.
 inline constexpr std::uint64_t kMaxFrameBytes = std::uint64_t{1} << 34;
 
-enum class FrameKind : std::uint16_t { Data = 1, Hello = 2, HelloAck = 3 };
+enum class FrameKind : std::uint16_t { Data = 1, Hello = 2, HelloAck = 3, Goodbye = 4, Abort = 5 };
+// The longest failure text an abort frame carries (longer ones are cut).
+inline constexpr std::size_t kMaxAbortReason = 1024;
 
 struct FrameHeader {
   FrameKind kind = FrameKind::Data;
@@ -88,6 +106,15 @@ struct Hello {
 };
 std::array<std::byte, kHelloBytes> encode_hello(const Hello& hello);
 Hello decode_hello(std::span<const std::byte, kHelloBytes> bytes);
+
+struct Abort {
+  std::int32_t culprit = -1;
+  std::string reason;
+};
+// The payload of an abort frame (the reason cut to kMaxAbortReason bytes).
+std::vector<std::byte> encode_abort(const Abort& abort);
+// nullopt if the payload is shorter than 4 bytes.
+std::optional<Abort> decode_abort(std::span<const std::byte> payload);
 
 // ---- store messages ----------------------------------------------------------
 
