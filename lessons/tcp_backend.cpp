@@ -14,12 +14,23 @@
 // copies started for the k-th world get RINGLAB_RUN_CALL=k, skip the worlds
 // before it with their output silenced (the parent prints that part), run
 // world k and exit.
+//
+// Traces: under a traced launch (RINGLAB_TRACE_DIR set, tools/launcher.hpp)
+// the rank wraps its connection in a sim::RecordingTransport with wall-clock
+// times and, after each world (also one that failed), writes everything it
+// recorded so far to RINGLAB_TRACE_DIR/rank<r>.json; the launcher merges the
+// files. When it starts the ranks itself, RINGLAB_TRACE (set by --trace)
+// names the merged file.
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -27,6 +38,8 @@
 #include <vector>
 
 #include "lessons/runner.hpp"
+#include "simulator/recording_transport.hpp"
+#include "simulator/trace.hpp"
 #include "tools/launcher.hpp"
 #include "transport/tcp/tcp.hpp"
 
@@ -109,7 +122,50 @@ std::vector<std::string> own_command_line() {
 struct RankConnection {
   tcp::Rendezvous me;
   std::shared_ptr<tcp::TcpTransport> transport;
+  // Traced launch only: records every operation of this process, all worlds.
+  std::shared_ptr<sim::RecordingTransport> recorder;
+  std::string trace_path;
+  std::size_t trace_max_events = sim::TraceOptions{}.max_events;
+  std::int64_t trace_origin_ns = 0;
 };
+
+void start_recording(RankConnection& connection) {
+  const char* folder = std::getenv(launch::kTraceDirVariable);
+  if (!folder || !*folder) return;
+  sim::RecordOptions options;
+  options.wall_clock = true;
+  connection.recorder = std::make_shared<sim::RecordingTransport>(*connection.transport, options);
+  connection.trace_path = launch::rank_trace_path(folder, connection.me.rank);
+  if (const char* limit = std::getenv(launch::kTraceMaxEventsVariable))
+    connection.trace_max_events = std::max<std::size_t>(1, std::strtoull(limit, nullptr, 10));
+  if (const char* origin = std::getenv(launch::kTraceOriginVariable))
+    connection.trace_origin_ns = std::strtoll(origin, nullptr, 10);
+}
+
+// Writes (again) everything recorded so far. Through a temporary file and a
+// rename, so the launcher never merges half a file of a rank killed while
+// writing. A trace that cannot be written costs the trace, not the run.
+void write_trace(const RankConnection& connection) {
+  const std::string partial = connection.trace_path + ".partial";
+  try {
+    {
+      std::ofstream out(partial);
+      if (!out) throw std::runtime_error("cannot open '" + partial + "'");
+      sim::TraceOptions options;
+      options.max_events = connection.trace_max_events;
+      options.process_name = "ringlab (tcp)";
+      options.time_origin_ns = connection.trace_origin_ns;
+      // A copy started for world k counts its messages from 0 like the
+      // copies of the other worlds, which share the file: series k + 1.
+      options.flow_series = static_cast<std::uint32_t>(assigned_call() + 1);
+      sim::write_rank_trace(connection.recorder->log(), out, options);
+      if (!out) throw std::runtime_error("cannot write '" + partial + "'");
+    }
+    std::filesystem::rename(partial, connection.trace_path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tcp backend: rank %d: no trace written: %s\n", connection.me.rank, e.what());
+  }
+}
 
 void run_as_rank(int world, const std::function<void(ProcessGroup&)>& body,
                  const ProcessGroupOptions& group) {
@@ -130,20 +186,54 @@ void run_as_rank(int world, const std::function<void(ProcessGroup&)>& body,
         std::to_string(me.world_size) + " (-n " + std::to_string(me.world_size) +
         "), or start " + std::to_string(world) + " ranks (ringlab run --nproc-per-node " +
         std::to_string(world) + " -- ...)");
-  if (!connection.transport) connection.transport = tcp::connect(me);
+  if (!connection.transport) {
+    connection.transport = tcp::connect(me);
+    start_recording(connection);
+  }
   ProcessGroupOptions options = group;
   if (timeout_from_environment) options.timeout = me.timeout;
-  ProcessGroup pg(connection.transport, options);
-  body(pg);
+  if (!connection.recorder) {
+    ProcessGroup pg(connection.transport, options);
+    body(pg);
+    return;
+  }
+  // The group is gone (its queued work finished or abandoned) before the
+  // log is read; a failed world still leaves its trace.
+  std::exception_ptr failure;
+  try {
+    ProcessGroup pg(connection.recorder, options);
+    body(pg);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  write_trace(connection);
+  if (failure) std::rethrow_exception(failure);
 }
 
 void spawn_ranks(int world, int call) {
+  // Set when a world of this process was traced: later worlds add to it.
+  static bool traced_before = false;
+  // The time 0 of every world's trace: the first world's start.
+  static const std::int64_t trace_origin_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count();
   launch::LaunchOptions options;
   options.name = "ringlab (tcp backend)";
   options.nproc_per_node = world;
   options.program = own_command_line();
   options.extra_environment = {{kCallVariable, std::to_string(call)}};
+  if (const char* trace = std::getenv(launch::kTraceOutputVariable); trace && *trace) {
+    options.trace_output = trace;
+    options.trace_append = traced_before;
+    options.trace_time_origin_ns = trace_origin_ns;
+  }
   const launch::LaunchResult result = launch::launch(options);
+  if (!options.trace_output.empty()) {
+    traced_before = traced_before || !result.traced_ranks.empty();
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: %s\n", options.name.c_str(), result.trace_message.c_str());
+  }
   if (result.exit_code != 0)
     throw std::runtime_error("tcp backend: " + result.message +
                              " (its error is above; run with --backend inproc to compare)");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <ostream>
 #include <stdexcept>
 #include <unordered_map>
@@ -253,7 +254,8 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
   auto esize = [&](std::int32_t region) {
     return region < 0 ? std::size_t{1} : element_size(log.regions[static_cast<std::size_t>(region)].dtype);
   };
-  auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+  const std::int64_t origin = options.time_origin_ns;
+  auto us = [origin](std::int64_t ns) { return static_cast<double>(ns - origin) / 1000.0; };
   for (std::size_t i = 0; i < log.events.size(); ++i) {
     const Event& e = log.events[i];
     const auto [begin, end] = log.wall_ns[i];
@@ -262,7 +264,7 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
       case EventKind::PostRecv: {
         const bool is_send = e.kind == EventKind::PostSend;
         const int src = is_send ? log.rank : e.peer, dst = is_send ? e.peer : log.rank;
-        const std::uint64_t k = channel_counts[{src, dst, e.tag()}]++;
+        const std::uint64_t k = (std::uint64_t{options.flow_series} << 32) + channel_counts[{src, dst, e.tag()}]++;
         requests[e.request] = {is_send, e.peer, e.tag(), k, e.count * esize(e.region), begin};
         break;
       }
@@ -288,7 +290,9 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
       case EventKind::Reduce:
       case EventKind::Divide: {
         const char* what = e.kind == EventKind::Reduce ? "reduce" : e.kind == EventKind::Copy ? "copy" : "divide";
-        writer.slice(log.rank, what, what, us(begin), us(end) - us(begin),
+        // Named like write_trace's slices ("reduce buf") when the rank named the memory.
+        const std::string name = e.region >= 0 ? std::string(what) + " " + log.regions[static_cast<std::size_t>(e.region)].name : what;
+        writer.slice(log.rank, name, what, us(begin), us(end) - us(begin),
                      "\"bytes\":" + std::to_string(e.count * esize(e.region)));
         break;
       }
@@ -301,6 +305,7 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
 
 std::size_t merge_traces(const std::vector<std::string>& inputs, const std::string& output) {
   std::vector<std::string> events, notes;
+  std::set<std::string> metadata;
   for (const std::string& path : inputs) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read trace file '" + path + "'");
@@ -320,8 +325,11 @@ std::size_t merge_traces(const std::vector<std::string>& inputs, const std::stri
       }
       if (line.empty()) continue;
       if (line.back() == ',') line.pop_back();
-      // Process metadata is the same in every file: keep one.
+      // Process metadata is the same in every file: keep one. A lane named
+      // again (its rank's file from a later world of the same job, or a
+      // merged file merged again) keeps its first naming.
       if (line.find("\"name\":\"process_name\"") != std::string::npos && !events.empty()) continue;
+      if (line.find("\"ph\":\"M\"") != std::string::npos && !metadata.insert(line).second) continue;
       events.push_back(line);
     }
     if (!seen_header)

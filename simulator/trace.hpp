@@ -28,6 +28,13 @@ namespace ringlab::sim {
 struct TraceOptions {
   std::size_t max_events = 200000;  // beyond this, events are aggregated per lane
   std::string process_name = "ringlab";
+  // write_rank_trace: the steady-clock time (ns) shown as 0, so the ranks of
+  // one job, given the same origin, start near 0 like a simulated trace.
+  std::int64_t time_origin_ns = 0;
+  // write_rank_trace: worlds whose processes each count their messages from
+  // 0 but end up in one file (a program running several worlds, each with
+  // fresh processes) give each world its own series, so arrow ids differ.
+  std::uint32_t flow_series = 0;
 };
 
 std::uint64_t flow_id(int src, int dst, Tag tag, std::uint64_t k);

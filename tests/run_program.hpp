@@ -38,7 +38,8 @@ inline ProgramRun run_shell(const std::string& command) {
 inline const std::string kCleanEnvironment =
     "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u MASTER_ADDR -u MASTER_PORT -u SLURM_PROCID "
     "-u SLURM_NTASKS -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u RINGLAB_RUN_CALL "
-    "-u RINGLAB_TIMEOUT_MS -u RINGLAB_BIND_ADDR ";
+    "-u RINGLAB_TIMEOUT_MS -u RINGLAB_BIND_ADDR -u RINGLAB_TRACE -u RINGLAB_TRACE_DIR "
+    "-u RINGLAB_TRACE_MAX_EVENTS -u RINGLAB_TRACE_ORIGIN_NS ";
 
 #ifdef RINGLAB_EXE
 // `ringlab ARGUMENTS` from the build tree, in a clean environment.

@@ -38,6 +38,7 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--warmup", cmd->options.warmup, "untimed runs per size")->check(CLI::NonNegativeNumber);
   sub->add_option("--iters", cmd->options.iters, "timed runs per size")->check(CLI::PositiveNumber);
   sub->add_option("--timeout-ms", cmd->timeout_ms, "limit of every wait")->check(CLI::PositiveNumber);
+  add_trace_option(*sub);
   sub->callback([cmd] {
     auto& o = cmd->options;
     std::tie(o.min_bytes, o.max_bytes) = bench::parse_size_range(cmd->sizes);

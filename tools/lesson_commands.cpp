@@ -73,6 +73,7 @@ void add_lesson_commands(CLI::App& app) {
   lesson->add_flag("--list", cmd->list, "list the lessons");
   lesson->add_option("--root", cmd->options.args.root, "src/dst rank of a rooted collective");
   add_common_options(*lesson, *cmd);
+  add_trace_option(*lesson);
   lesson->callback([cmd] { run_lesson_command(*cmd); });
 
   // The README's main job: the GUI where one is built and a display is
@@ -93,6 +94,7 @@ void add_lesson_commands(CLI::App& app) {
   auto tour_cmd = std::make_shared<LessonCommand>();
   CLI::App* tour = app.add_subcommand("tour", "run every lesson in turn, in this terminal");
   add_common_options(*tour, *tour_cmd);
+  add_trace_option(*tour);
   tour->callback([tour_cmd] {
     apply_common(*tour_cmd);
     lessons::run_tour(tour_cmd->options);

@@ -1,13 +1,21 @@
 // `ringlab run --nproc-per-node N [--nnodes K --node-rank I --master-addr A
 // --master-port P] [--timeout-ms T] -- PROGRAM ARGS...`: torchrun's static
 // mode. Starts the N ranks of this node with the torchrun variables set and
-// waits for them (tools/launcher.hpp).
+// waits for them (tools/launcher.hpp). With --trace FILE the ranks record
+// their transport and the launcher merges their traces into FILE.
+//
+// Also adds --trace FILE to `ringlab lesson`, `tour` and `bench`, whose tcp
+// backend starts the ranks itself through the same launcher.
+#include <stdlib.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "lessons/runner.hpp"
 #include "tools/commands.hpp"
 #include "tools/launcher.hpp"
 
@@ -30,8 +38,12 @@ void run(RunCommand& cmd) {
   o.kill_after = launch::Milliseconds(cmd.kill_after_ms);
   o.deadline = launch::Milliseconds(cmd.time_limit_ms);
   const launch::LaunchResult result = launch::launch(o);
-  if (result.exit_code == 0) return;
   std::fflush(stdout);
+  if (!o.trace_output.empty()) {
+    std::fprintf(stderr, "%s: %s\n", o.name.c_str(), result.trace_message.c_str());
+    std::fflush(stderr);
+  }
+  if (result.exit_code == 0) return;
   std::fprintf(stderr, "%s: %s\n", o.name.c_str(), result.message.c_str());
   std::fflush(stderr);
   // The exit status says what happened to the job, as a shell would.
@@ -66,6 +78,13 @@ void add_run_command(CLI::App& app) {
                   "stop every rank once the job has run this long (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--tee-prefix", o.tee_prefix, "start every output line with [rank r]");
+  sub->add_option("--trace", o.trace_output,
+                  "write a Chrome trace JSON of the ranks (Perfetto, chrome://tracing): ranks "
+                  "running ringlab's tcp backend record it; a lane per rank");
+  sub->add_option("--trace-limit", o.trace_max_events,
+                  "single events in the trace, shared by the ranks; the rest are aggregated")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sub->footer(
       "Each rank gets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
       "GROUP_RANK and GROUP_WORLD_SIZE. If a rank fails, the others are stopped and ringlab run\n"
@@ -74,6 +93,26 @@ void add_run_command(CLI::App& app) {
 }
 const CommandRegistrar registrar(add_run_command);
 
+
 }  // namespace
+
+// --trace FILE on the commands whose ranks come from lessons::run_ranks. It
+// sets RINGLAB_TRACE, which the tcp backend reads when it starts the ranks.
+void add_trace_option(CLI::App& sub) {
+  const auto trace_requested = [&sub](const std::string& file) {
+    const CLI::Option* backend = sub.get_option_no_throw("--backend");
+    const std::string chosen = backend && backend->count() > 0 ? backend->as<std::string>()
+                                                               : lessons::default_backend();
+    if (chosen != "tcp")
+      throw std::invalid_argument("--trace records the tcp backend's ranks, but this run uses "
+                                  "--backend " + chosen + ": pass --backend tcp, or drop --trace "
+                                  "(ringlab sim --trace traces a simulated run)");
+    ::setenv(launch::kTraceOutputVariable, file.c_str(), 1);
+  };
+  sub.add_option_function<std::string>(
+      "--trace", trace_requested,
+      "write a Chrome trace JSON of the run (Perfetto, chrome://tracing): a lane per rank, "
+      "slices for send/recv/reduce, arrows for messages (tcp backend)");
+}
 
 }  // namespace ringlab::cli
