@@ -118,6 +118,7 @@ void all_reduce_reduce_broadcast(Comm&, Elems buf, ReduceOp op);
 void all_reduce_recursive_doubling(Comm&, Elems buf, ReduceOp op);
 void all_reduce_rabenseifner(Comm&, Elems buf, ReduceOp op);
 void all_reduce_binary_tree(Comm&, Elems buf, ReduceOp op);
+void all_reduce_auto(Comm&, Elems buf, ReduceOp op);  // by size: one of the above
 // all_to_all.cpp
 void all_to_all_pairwise(Comm&, Elems send, std::span<const Chunk> send_blocks, Elems recv,
                          std::span<const Chunk> recv_blocks);

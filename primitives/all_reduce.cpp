@@ -56,6 +56,9 @@ using detail::folded_rank;
 using detail::slice;
 using detail::unfolded_rank;
 
+// all_reduce_auto: vectors up to this size take recursive doubling.
+constexpr std::size_t kAutoSmallBytes = 64 << 10;
+
 unsigned log2_exact(int pof2) {
   unsigned k = 0;
   while ((1 << k) < pof2) ++k;
@@ -220,6 +223,18 @@ void all_reduce_binary_tree(Comm& comm, Elems buf, ReduceOp op) {
     next_segment();
   }
   drain();
+}
+
+// Picks by size, as NCCL's and MPI's tuners do: for a small vector the
+// number of message rounds decides (recursive doubling: log2 P rounds against
+// the ring's 2(P-1)); for a large one the bytes each rank sends decide (the
+// ring's 2(P-1)/P n against log2(P) n). Every rank sees the same count, so
+// every rank picks the same algorithm.
+void all_reduce_auto(Comm& comm, Elems buf, ReduceOp op) {
+  if (buf.nbytes() <= kAutoSmallBytes)
+    all_reduce_recursive_doubling(comm, buf, op);
+  else
+    all_reduce_ring(comm, buf, op);
 }
 
 }  // namespace ringlab

@@ -49,6 +49,8 @@ constexpr Algorithm<AllReduceFn> kAllReduce[] = {
      all_reduce_rabenseifner},
     {"binary_tree", "reduce up a binary tree rooted at 0, then broadcast down it",
      all_reduce_binary_tree},
+    {"auto", "recursive doubling up to 64 KiB (fewest rounds), ring above (fewest bytes)",
+     all_reduce_auto},
 };
 constexpr Algorithm<AllGatherFn> kAllGather[] = {
     {"ring", "P-1 steps, each passing one block to the right neighbour", all_gather_ring},
