@@ -3,6 +3,7 @@
 #
 #   bash bench/compare.sh [--rounds 5] [--ranks "2 4"] [--sizes 4K:64M]
 #                         [--warmup 5] [--iters 20] [--backend tcp]
+#                         [--algorithm ring|auto|...]  (ringlab's all_reduce algorithm)
 #                         [--ringlab ./build/tools/ringlab] [--out DIR]
 #                         [--iperf-seconds 3] [--run-timeout 600] [--no-install]
 #                         [--skip-ringlab]
@@ -28,6 +29,7 @@ sizes="4K:64M"
 warmup=5
 iters=20
 backend=tcp
+algorithm=ring
 ringlab=./build/tools/ringlab
 out=""
 iperf_seconds=3
@@ -47,6 +49,7 @@ while [[ $# -gt 0 ]]; do
     --warmup) warmup=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --backend) backend=$2; shift 2 ;;
+    --algorithm) algorithm=$2; shift 2 ;;
     --ringlab) ringlab=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --iperf-seconds) iperf_seconds=$2; shift 2 ;;
@@ -99,7 +102,8 @@ gloo_algorithms=(allreduce allreduce_bcube AllreduceRing AllreduceRingChunked Al
 # ---- one run of each kind; each writes nccl-tests rows to $1 ----------------
 run_ringlab() {  # file ranks
   timeout "$run_timeout" "$ringlab" bench --op all_reduce -n "$2" --sizes "$sizes" \
-    --backend "$backend" --warmup "$warmup" --iters "$iters" > "$1" 2> "$1.err"
+    --backend "$backend" --algorithm "$algorithm" --warmup "$warmup" --iters "$iters" \
+    > "$1" 2> "$1.err"
 }
 
 run_gloo() {  # file ranks algorithm
@@ -200,7 +204,7 @@ sort -k1,1 -k2,2 -k3,3n -k5,5n -k6,6g "$runs_tsv" | awk '
     t[++k] = $6; wrong += $7 }
   END { flush() }' > "$out/medians.tsv"
 
-ringlab_label="ringlab backend $backend"
+ringlab_label="ringlab backend $backend, algorithm $algorithm"
 [[ $run_ringlab == 1 ]] || ringlab_label="ringlab not run (--skip-ringlab)"
 awk -v ranks_list="$ranks_list" -v ringlab_label="$ringlab_label" -v failures="$failures" '
   function busbw(bytes, us, n) { return us > 0 ? bytes / (us * 1e3) * 2 * (n - 1) / n : 0 }
