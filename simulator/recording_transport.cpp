@@ -181,16 +181,22 @@ int RecordingTransport::name_buffer(ConstBytes memory, std::string buffer_name, 
 const RankLog& RecordingTransport::log() const { return state_->log; }
 RankLog RecordingTransport::take_log() { return std::move(state_->log); }
 
-std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes data) {
+// The event that posts a send or receive of `data` to or from `peer`.
+Event RecordingTransport::post_event(EventKind kind, int peer, Tag tag, ConstBytes data) {
   const auto where = state_->resolve(data);
   Event event;
-  event.kind = EventKind::PostSend;
-  event.peer = dst;
+  event.kind = kind;
+  event.peer = peer;
   event.tag_or_src_offset = tag;
   event.request = state_->next_request++;
   event.region = where.region;
   event.offset = where.offset;
   event.count = where.count;
+  return event;
+}
+
+std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes data) {
+  const Event event = post_event(EventKind::PostSend, dst, tag, data);
   const std::size_t index = state_->push(event);
   auto request = inner_.isend(dst, tag, data);
   state_->finish(index, {}, false);
@@ -199,31 +205,13 @@ std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes 
 }
 
 std::unique_ptr<Request> RecordingTransport::irecv(int src, Tag tag, MutBytes data) {
-  const auto where = state_->resolve(data);
-  Event event;
-  event.kind = EventKind::PostRecv;
-  event.peer = src;
-  event.tag_or_src_offset = tag;
-  event.request = state_->next_request++;
-  event.region = where.region;
-  event.offset = where.offset;
-  event.count = where.count;
+  const Event event = post_event(EventKind::PostRecv, src, tag, data);
   // Before the wrapped irecv: it may copy a queued message in at once.
   const std::size_t before = state_->capturing() ? state_->capture(data) : kNoValues;
   const std::size_t index = state_->push(event, before);
   auto request = inner_.irecv(src, tag, data);
   state_->finish(index, {}, false);
   return std::make_unique<RecordedRequest>(std::move(request), state_, event.request, true, data);
-}
-
-void RecordingTransport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src,
-                                  Tag recv_tag, MutBytes recv_data) {
-  // Post both through this wrapper, then let the wrapped requests progress
-  // together (as the base class does); the log sees recv, send, waits.
-  auto recv_request = irecv(src, recv_tag, recv_data);
-  auto send_request = isend(dst, send_tag, send_data);
-  send_request->wait(timeout());
-  recv_request->wait(timeout());
 }
 
 Buffer RecordingTransport::allocate(std::size_t bytes) {

@@ -111,8 +111,8 @@ class RecordingTransport final : public Transport {
   std::string_view name() const override { return inner_.name(); }
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;
-  void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
-                MutBytes recv_data) override;
+  // sendrecv: the base class's (both posted through isend/irecv above, then
+  // waited on together).
   MemoryKind memory() const override { return inner_.memory(); }
   Buffer allocate(std::size_t bytes) override;
   void copy(MutBytes dst, ConstBytes src) override;
@@ -122,6 +122,8 @@ class RecordingTransport final : public Transport {
   struct State;
 
  private:
+  Event post_event(EventKind kind, int peer, Tag tag, ConstBytes data);
+
   Transport& inner_;
   std::shared_ptr<State> state_;
 };

@@ -95,13 +95,4 @@ std::unique_ptr<Request> HostStagedNcclTransport::irecv(int src, Tag tag, MutByt
   return std::make_unique<StagedRecv>(comm, std::move(staging), data, std::move(inner));
 }
 
-void HostStagedNcclTransport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src,
-                                       Tag recv_tag, MutBytes recv_data) {
-  // Queue both, then wait: the first wait launches them as one NCCL group.
-  auto recv_request = irecv(src, recv_tag, recv_data);
-  auto send_request = isend(dst, send_tag, send_data);
-  send_request->wait(timeout());
-  recv_request->wait(timeout());
-}
-
 }  // namespace ringlab::nccl

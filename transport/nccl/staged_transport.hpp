@@ -28,8 +28,8 @@ class HostStagedNcclTransport final : public Transport {
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;
-  void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
-                MutBytes recv_data) override;
+  // sendrecv: the base class's (both posted through isend/irecv above, then
+  // waited on together).
   // memory(), allocate(), copy(), reduce(), divide(): the host defaults.
 
  private:
