@@ -3,6 +3,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "transport/scratch_pool.hpp"
+
 namespace ringlab {
 
 namespace {
@@ -38,9 +40,10 @@ void Transport::send(int dst, Tag tag, ConstBytes data) { isend(dst, tag, data)-
 
 void Transport::recv(int src, Tag tag, MutBytes data) { irecv(src, tag, data)->wait(timeout()); }
 
-Buffer Transport::allocate(std::size_t bytes) {
-  return Buffer{std::make_shared_for_overwrite<std::byte[]>(bytes), bytes};
-}
+Transport::Transport() : scratch_pool_(ScratchPool::create()) {}
+Transport::~Transport() = default;
+
+Buffer Transport::allocate(std::size_t bytes) { return scratch_pool_->take(bytes); }
 
 void Transport::copy(MutBytes dst, ConstBytes src) {
   if (!src.empty()) std::memmove(dst.data(), src.data(), src.size());

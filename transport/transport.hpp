@@ -76,6 +76,8 @@ class CompletedRequest final : public Request {
 
 enum class MemoryKind { Host, Device };
 
+class ScratchPool;
+
 // Scratch memory owned by a transport. Host memory by default.
 struct Buffer {
   std::shared_ptr<std::byte[]> storage;
@@ -85,7 +87,8 @@ struct Buffer {
 
 class Transport {
  public:
-  virtual ~Transport() = default;
+  Transport();
+  virtual ~Transport();
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -105,6 +108,8 @@ class Transport {
   void recv(int src, Tag tag, MutBytes data);
 
   // Memory. Host by default; the NCCL transport overrides these for GPU memory.
+  // Host scratch comes from a pool that keeps blocks for the next collective
+  // (transport/scratch_pool.hpp says why).
   virtual MemoryKind memory() const { return MemoryKind::Host; }
   virtual Buffer allocate(std::size_t bytes);
   virtual void copy(MutBytes dst, ConstBytes src);
@@ -120,6 +125,7 @@ class Transport {
 
  private:
   Duration timeout_ = kDefaultTimeout;
+  std::shared_ptr<ScratchPool> scratch_pool_;
 };
 
 }  // namespace ringlab
