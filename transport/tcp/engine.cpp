@@ -89,7 +89,7 @@ struct Engine::RecvOp : Engine::Op {
 
 // A message that arrived before its receive was posted.
 struct Engine::Queued {
-  std::unique_ptr<std::byte[]> data;
+  Buffer data;  // from the engine's scratch pool
   std::size_t size = 0;
   bool complete = false;
 };
@@ -148,7 +148,8 @@ class RecvRequest final : public Request {
 
 Engine::Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
                std::vector<boost::asio::ip::tcp::socket> sockets)
-    : rank_(rank), size_(size), io_(std::move(io)), connections_(static_cast<std::size_t>(size)) {
+    : rank_(rank), size_(size), io_(std::move(io)), pool_(ScratchPool::create()),
+      connections_(static_cast<std::size_t>(size)) {
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) throw CommError("rank " + std::to_string(rank) + ": eventfd failed: " +
                                     errno_text(errno));
@@ -244,7 +245,7 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
       return std::make_unique<FailedRequest>(size_mismatch(src, tag, data.size(), message->size),
                                              -1);
     if (message->complete) {
-      if (!data.empty()) std::memcpy(data.data(), message->data.get(), data.size());
+      if (!data.empty()) std::memcpy(data.data(), message->data.storage.get(), data.size());
       return std::make_unique<CompletedRequest>();
     }
     // Still arriving: copy what is here and let the rest land in place.
@@ -252,7 +253,7 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
     op->peer = src;
     op->tag = tag;
     op->buffer = data;
-    std::memcpy(data.data(), message->data.get(), c.payload_got);
+    std::memcpy(data.data(), message->data.storage.get(), c.payload_got);
     c.queued = nullptr;
     c.target = op;
     return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
@@ -400,7 +401,7 @@ void Engine::write_ready(Connection& c) {
 std::byte* Engine::payload_destination(Connection& c) const {
   if (c.frame.kind == FrameKind::Abort) return c.control.data() + c.payload_got;
   if (c.target) return c.target->buffer.data() + c.payload_got;
-  if (c.queued) return c.queued->data.get() + c.payload_got;
+  if (c.queued) return c.queued->data.storage.get() + c.payload_got;
   return nullptr;  // dropped
 }
 
@@ -518,7 +519,7 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
   } else {
     auto message = std::make_shared<Queued>();
     message->size = header.length;
-    message->data = std::make_unique_for_overwrite<std::byte[]>(header.length);
+    message->data = pool_->take(header.length);
     queued_[key].push_back(message);
     c.queued = std::move(message);
   }
@@ -676,8 +677,8 @@ void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
   if (c.target != op) return;
   auto message = std::make_shared<Queued>();
   message->size = c.frame.length;
-  message->data = std::make_unique_for_overwrite<std::byte[]>(c.frame.length);
-  std::memcpy(message->data.get(), op->buffer.data(), c.payload_got);
+  message->data = pool_->take(c.frame.length);
+  std::memcpy(message->data.storage.get(), op->buffer.data(), c.payload_got);
   queued_[key].push_front(message);
   c.target = nullptr;
   c.queued = std::move(message);

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/scratch_pool.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/transport.hpp"
 
@@ -113,6 +114,10 @@ class Engine : public std::enable_shared_from_this<Engine> {
   int rank_;
   int size_;
   std::unique_ptr<boost::asio::io_context> io_;
+  // Memory of messages that arrive before their receive is posted: in a ring
+  // most do (the left neighbour is a step ahead), and fresh memory for each
+  // would be faulted in page by page.
+  std::shared_ptr<ScratchPool> pool_;
   std::mutex mutex_;
   std::condition_variable progressed_;
   bool driving_ = false;
