@@ -64,20 +64,30 @@ class Case {
       : pg_(pg), o_(o), count_(count), world_(pg.size()), rank_(pg.rank()) {
     auto make = [&](std::size_t n) { return Tensor(o.dtype, {static_cast<std::int64_t>(n)}); };
     tensor_ = make(count);
+    // Only the ops that take lists get them: P more tensors of the same size
+    // each would cost memory (and time to fill) for nothing.
+    const std::string& op = o.op;
+    const bool in_list = op == "reduce_scatter" || op == "all_to_all" || op == "scatter" ||
+                         op == "sendrecv";
+    const bool out_list = op == "all_gather" || op == "all_to_all" || op == "gather" ||
+                          op == "sendrecv";
     for (int r = 0; r < world_; ++r) {
-      in_list_.push_back(make(count));
-      out_list_.push_back(make(count));
+      if (in_list) in_list_.push_back(make(count));
+      if (out_list) out_list_.push_back(make(count));
     }
   }
 
   void fill_inputs() {
     // Closed forms: rank r contributes r+1; block d sent by rank r is r*P + d.
     fill(tensor_, rank_ + 1);
-    for (int d = 0; d < world_; ++d) {
-      const bool is_scatter_root = o_.op == "scatter";
-      fill(in_list_[d], is_scatter_root ? d + 1 : o_.op == "all_to_all" ? rank_ * world_ + d : rank_ + 1);
-      fill(out_list_[d], -1);
+    const bool is_scatter_root = o_.op == "scatter";
+    for (std::size_t d = 0; d < in_list_.size(); ++d) {
+      const double block = static_cast<double>(d);
+      fill(in_list_[d], is_scatter_root          ? block + 1
+                        : o_.op == "all_to_all" ? rank_ * world_ + block
+                                                : rank_ + 1);
     }
+    for (Tensor& out : out_list_) fill(out, -1);
   }
 
   void run_once() {
@@ -144,7 +154,7 @@ class Case {
     }
   }
   static void fill(Tensor& t, double v) {
-    for (std::size_t i = 0; i < t.numel(); ++i) t.set_from_double(i, v);
+    visit_dtype(t.dtype(), [&]<typename T>() { std::ranges::fill(t.data<T>(), static_cast<T>(v)); });
   }
   static std::int64_t wrong_in(const Tensor& t, double expected) {
     std::int64_t wrong = 0;
