@@ -2,8 +2,9 @@
 // over loopback as separate processes would be): the in-process transport's
 // semantics (FIFO per (source, tag), sendrecv rings, size mismatches and
 // timeouts that name the ranks), large messages in both directions, messages
-// that arrive before their receive, dropped requests, and the store being
-// reachable from the transport.
+// that arrive before their receive (small ones queued, large ones parked in
+// the socket until their receive comes), dropped requests, and the store
+// being reachable from the transport.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -128,6 +129,67 @@ TEST_CASE("a message that arrives before its receive, and one whose receive come
     }
   });
   CHECK(first_error(takeover) == "");
+}
+
+TEST_CASE("large messages whose receives come late: in place, in a ring of blocking sends, "
+          "and of the wrong size") {
+  // A receive posted well after its large message arrived (the message waits
+  // in the socket, parked, then lands in the receive's buffer).
+  // Also one of 40 KiB, which a single read brings in whole with its header.
+  const auto late = run_tcp(2, [](TcpTransport& t) {
+    const auto large = pattern(1 << 20, 4);  // 4 MiB
+    const auto medium = pattern(10 << 10, 6);  // 40 KiB
+    if (t.rank() == 0) {
+      t.send(1, 1, as_bytes(large));
+      t.send(1, 2, as_bytes(std::vector<int>{7}));
+      t.send(1, 3, as_bytes(medium));
+      std::vector<int> ack(1);  // nothing else comes from rank 0 meanwhile
+      t.recv(1, 4, as_bytes(ack));
+    } else {
+      std::this_thread::sleep_for(100ms);
+      std::vector<int> got(large.size()), small(1), got_medium(medium.size());
+      t.recv(0, 1, as_bytes(got));
+      t.recv(0, 2, as_bytes(small));
+      std::this_thread::sleep_for(50ms);
+      t.recv(0, 3, as_bytes(got_medium));
+      CHECK(got == large);
+      CHECK(small[0] == 7);
+      CHECK(got_medium == medium);
+      t.send(0, 4, as_bytes(std::vector<int>{1}));
+    }
+  });
+  CHECK(first_error(late) == "");
+  // Everyone sends 16 MiB to the right before receiving from the left: each
+  // send needs its receiver to read before the receive is posted.
+  const auto ring = run_tcp(3, [](TcpTransport& t) {
+    const int right = (t.rank() + 1) % 3, left = (t.rank() + 2) % 3;
+    const auto mine = pattern(4 << 20, t.rank());
+    std::vector<int> got(mine.size());
+    t.send(right, 1, as_bytes(mine));
+    t.recv(left, 1, as_bytes(got));
+    CHECK(got == pattern(4 << 20, left));
+  });
+  CHECK(first_error(ring) == "");
+  // A late receive of the wrong size fails, naming both ranks; the next
+  // message on the connection still arrives.
+  const auto mismatch = run_tcp(2, [](TcpTransport& t) {
+    const auto large = pattern(1 << 20, 5);
+    if (t.rank() == 0) {
+      t.send(1, 1, as_bytes(large));
+      t.send(1, 2, as_bytes(std::vector<int>{9}));
+    } else {
+      std::this_thread::sleep_for(100ms);
+      std::vector<int> wrong(large.size() - 1), small(1);
+      CHECK_THROWS_WITH_AS(t.recv(0, 1, as_bytes(wrong)),
+                           "rank 1 expected 4194300 bytes from rank 0 (tag 1) but the message "
+                           "has 4194304 bytes: the ranks passed tensors of different sizes or "
+                           "dtypes",
+                           CommError);
+      t.recv(0, 2, as_bytes(small));
+      CHECK(small[0] == 9);
+    }
+  });
+  CHECK(first_error(mismatch) == "");
 }
 
 TEST_CASE("zero-length messages and test()") {

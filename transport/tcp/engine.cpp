@@ -9,9 +9,22 @@
 //     payload goes straight into the user's buffer (zero copy);
 //   - a posted receive of another size: that receive fails (size mismatch,
 //     naming both ranks) and the payload is read and dropped;
-//   - no posted receive: a Queued message of the frame's length, which a later
-//     irecv copies from (or, if it is still arriving, takes over: the bytes so
-//     far are copied and the rest goes straight into the receive's buffer).
+//   - no posted receive, and the payload is small (< kParkBytes): a Queued
+//     message of the frame's length, which a later irecv copies from (or, if
+//     it is still arriving, takes over: the bytes so far are copied and the
+//     rest goes straight into the receive's buffer).
+//   - no posted receive, and the payload is large: the connection is parked.
+//     Its payload stays in the socket (the kernel buffers it, and the sender's
+//     isend completes as it would otherwise while it fits) and the connection
+//     is not read until the receive is posted; then the payload goes straight
+//     into the user's buffer. In a ring the left neighbour is usually a step
+//     ahead, so without parking most large messages would be copied twice.
+//     Parking must not make a program wait for ever that works when
+//     everything is buffered (two ranks that both send() before they
+//     recv()): after kParkPatience of polling in which nothing at all
+//     happened, or when a receive is posted for a later message from the same
+//     peer, or when the connection reports an error, every parked payload is
+//     read into a Queued message as above.
 //
 // Failure. Ranks finish at different times, so a connection that closes is
 // not by itself a failure: a rank that shuts its transport down normally
@@ -54,6 +67,10 @@ constexpr std::size_t kStageBytes = 64 * 1024;
 constexpr std::size_t kDirectReadBytes = 16 * 1024;
 // iovecs per sendmsg (header + payload per queued send).
 constexpr std::size_t kMaxIovecs = 64;
+// A payload at least this large with no posted receive parks its connection.
+constexpr std::size_t kParkBytes = 32 * 1024;
+// Polling this long without any event reads parked payloads into the queue.
+constexpr auto kParkPatience = std::chrono::milliseconds(5);
 
 std::string errno_text(int error) { return std::strerror(error); }
 
@@ -110,6 +127,7 @@ struct Engine::Connection {
   std::unique_ptr<std::byte[]> stage;
   std::size_t stage_begin = 0, stage_end = 0;
   bool in_payload = false;
+  bool parked = false;  // in_payload, waiting for a receive to be posted (not read meanwhile)
   FrameHeader frame;
   std::size_t payload_got = 0;
   std::shared_ptr<RecvOp> target;  // the posted receive being filled, or
@@ -258,6 +276,24 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
     c.target = op;
     return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
   }
+  if (c.parked) {
+    if (c.frame.tag == tag) {
+      auto op = std::make_shared<RecvOp>();
+      op->peer = src;
+      op->tag = tag;
+      op->buffer = data;
+      if (data.size() != c.frame.length) {
+        // The receive fails (as when it is posted first); the payload is dropped.
+        unpark(c, false);
+        return std::make_unique<FailedRequest>(
+            size_mismatch(src, tag, data.size(), c.frame.length), -1);
+      }
+      c.target = op;
+      unpark(c, false);
+      return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
+    }
+    unpark(c, true);  // a later message from src is wanted: this one must move
+  }
   if (c.departed) {  // nothing more will come from src
     fail_all(src, departed_message(src, "to receive from it (" + describe_tag(tag) + ")"));
     return std::make_unique<FailedRequest>(broken_, broken_peer_);
@@ -327,13 +363,19 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
   poll_fds_.clear();
   poll_connections_.clear();
   poll_fds_.push_back({wake_fd_, POLLIN, 0});
+  bool any_parked = false;
   for (auto& c : connections_) {
     if (!c || !c->failure.empty()) continue;
-    const short events = static_cast<short>(POLLIN | (writable(*c) ? POLLOUT : 0));
+    any_parked = any_parked || c->parked;
+    const short events =
+        static_cast<short>((c->parked ? 0 : POLLIN) | (writable(*c) ? POLLOUT : 0));
     poll_fds_.push_back({c->fd, events, 0});
     poll_connections_.push_back(c.get());
   }
-  const auto left = std::max(deadline - Clock::now(), Clock::duration::zero());
+  const auto poll_start = Clock::now();
+  auto left = std::max(deadline - poll_start, Clock::duration::zero());
+  if (any_parked)
+    left = std::min<Clock::duration>(left, std::max<Clock::duration>(kParkPatience - quiet_, {}));
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
   const timespec limit{static_cast<time_t>(seconds.count()),
                        static_cast<long>(std::chrono::nanoseconds(left - seconds).count())};
@@ -346,7 +388,18 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
     throw CommError("rank " + std::to_string(rank_) + ": poll() failed: " +
                     errno_text(poll_error));
   }
-  if (ready == 0) return;
+  if (ready == 0) {
+    // Nothing happened: if that lasted kParkPatience, a parked payload may be
+    // what everyone waits for.
+    quiet_ += Clock::now() - poll_start;
+    if (any_parked && quiet_ >= kParkPatience) {
+      quiet_ = Clock::duration::zero();
+      for (auto& c : connections_)
+        if (c && c->parked) unpark(*c, true);
+    }
+    return;
+  }
+  quiet_ = Clock::duration::zero();
   if (poll_fds_[0].revents) {
     std::uint64_t count;
     [[maybe_unused]] auto ignored = ::read(wake_fd_, &count, sizeof count);
@@ -355,6 +408,8 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
     const short revents = poll_fds_[i].revents;
     Connection& c = *poll_connections_[i - 1];
     if (!revents || !c.failure.empty()) continue;
+    // An error or hang-up is found by reading, so whatever is parked moves.
+    if (c.parked && (revents & (POLLHUP | POLLERR))) unpark(c, true);
     if (revents & (POLLIN | POLLHUP | POLLERR)) read_ready(c);
     if ((revents & (POLLOUT | POLLERR)) && writable(c)) write_ready(c);
   }
@@ -405,11 +460,10 @@ std::byte* Engine::payload_destination(Connection& c) const {
   return nullptr;  // dropped
 }
 
-void Engine::read_ready(Connection& c) {
-  bool drained = false;  // the last recv() was short: the socket is empty for now
-  for (;;) {
-    // Use what is staged: complete headers, then payload bytes.
-    while (c.stage_begin < c.stage_end && c.failure.empty()) {
+void Engine::consume_staged(Connection& c) {
+  // Complete headers, then payload bytes, until the stage is empty, a header
+  // is cut short, or a frame parks the connection.
+  while (c.stage_begin < c.stage_end && c.failure.empty() && !c.parked) {
       const std::size_t staged = c.stage_end - c.stage_begin;
       if (!c.in_payload) {
         if (staged < kFrameHeaderBytes) break;
@@ -432,10 +486,16 @@ void Engine::read_ready(Connection& c) {
         c.payload_got += take;
         if (c.payload_got == c.frame.length) finish_frame(c);
       }
-    }
+  }
+}
+
+void Engine::read_ready(Connection& c) {
+  bool drained = false;  // the last recv() was short: the socket is empty for now
+  for (;;) {
+    consume_staged(c);
     // After a short read, poll() says when there is more; that saves a recv()
-    // that would only say EAGAIN.
-    if (!c.failure.empty() || drained) return;
+    // that would only say EAGAIN. A parked connection is not read.
+    if (!c.failure.empty() || c.parked || drained) return;
 
     // Read more: a large payload remainder straight to its destination,
     // everything else into the staging buffer.
@@ -516,15 +576,32 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
       c.target = std::move(op);
     else  // fail the receive; the payload is read and dropped
       complete(*op, size_mismatch(c.peer, header.tag, op->buffer.size(), header.length));
+  } else if (header.length >= kParkBytes) {
+    c.parked = true;  // until its receive is posted (see the top of this file)
+    return true;
   } else {
-    auto message = std::make_shared<Queued>();
-    message->size = header.length;
-    message->data = pool_->take(header.length);
-    queued_[key].push_back(message);
-    c.queued = std::move(message);
+    queue_arriving(c);
   }
   if (header.length == 0) finish_frame(c);
   return true;
+}
+
+void Engine::queue_arriving(Connection& c) {
+  auto message = std::make_shared<Queued>();
+  message->size = c.frame.length;
+  message->data = pool_->take(c.frame.length);
+  queued_[Key{c.peer, c.frame.tag}].push_back(message);
+  c.queued = std::move(message);
+}
+
+void Engine::unpark(Connection& c, bool into_queue) {
+  c.parked = false;
+  if (into_queue && broken_.empty()) queue_arriving(c);
+  // What is staged already goes where it belongs now; the rest is read when
+  // poll() next reports the socket, so a driver blocked without watching it
+  // must look again.
+  consume_staged(c);
+  if (driving_) wake_driver();
 }
 
 void Engine::finish_frame(Connection& c) {
@@ -551,6 +628,7 @@ void Engine::connection_lost(Connection& c, const std::string& why) {
   // polling it) until the engine shuts down.
   c.socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   c.in_payload = false;
+  c.parked = false;
   c.stage_begin = c.stage_end = 0;
   if (shutting_down_ && c.sends.empty()) return;  // nothing more needed from it
   fail_all(c.peer, why);
@@ -642,6 +720,7 @@ void Engine::fail_all(int culprit, const std::string& why) {
     if (c->target) complete(*c->target, why, culprit);
     c->target = nullptr;
     c->queued = nullptr;  // a message still arriving is read and dropped
+    c->parked = false;    // so is a parked one
     if (c->peer == culprit || !c->failure.empty() || !c->send_failure.empty()) continue;
     if (partial) {
       if (partial->owned.empty() && partial->size > 0) {
@@ -708,6 +787,9 @@ void Engine::shutdown(Duration timeout) {
   // frames, and not for long: its peers may have stopped reading.
   constexpr Duration kAbortLinger{500};
   const auto deadline = Clock::now() + (broken_.empty() ? timeout : std::min(timeout, kAbortLinger));
+  // Nothing will be received any more; a peer may still be sending.
+  for (auto& c : connections_)
+    if (c && c->parked) unpark(*c, true);
   auto flush = [&] {
     while (sends_pending() && Clock::now() < deadline && !driving_) {
       driving_ = true;

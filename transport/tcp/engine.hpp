@@ -10,6 +10,10 @@
 // others sleep on a condition variable that the driver signals after each
 // round (leader/followers).
 //
+// A large message that arrives before its receive is posted is left in the
+// socket until the receive comes (engine.cpp: parking), so it too is read
+// straight into place.
+//
 // Sends are attempted at once from isend (one sendmsg of header + payload,
 // from the caller's buffer); what the socket does not take is queued and
 // written as the socket drains. A send whose request is dropped before it
@@ -88,6 +92,13 @@ class Engine : public std::enable_shared_from_this<Engine> {
   void drive(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
   void write_ready(Connection& c);
   void read_ready(Connection& c);
+  // Uses the bytes already in c's staging buffer.
+  void consume_staged(Connection& c);
+  // The frame being read on c has no posted receive: it is queued.
+  void queue_arriving(Connection& c);
+  // c's parked frame goes to the receive just attached (c.target), or into
+  // the queue (into_queue), or is dropped; reading c resumes.
+  void unpark(Connection& c, bool into_queue);
   bool start_frame(Connection& c, const FrameHeader& header);
   void finish_frame(Connection& c);
   // The connection ended without a goodbye (or carried garbage): it is
@@ -129,6 +140,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   bool shutting_down_ = false;
   bool shut_down_ = false;
   int wake_fd_ = -1;  // eventfd: wakes a driver blocked in poll() when a send is queued
+  // Time spent in poll() rounds in a row that saw no event (see kParkPatience).
+  std::chrono::steady_clock::duration quiet_{};
   std::vector<std::unique_ptr<Connection>> connections_;  // by peer rank; null for this rank
   std::map<Key, std::deque<std::shared_ptr<RecvOp>>> posted_;
   std::map<Key, std::deque<std::shared_ptr<Queued>>> queued_;
