@@ -228,11 +228,19 @@ void all_reduce_binary_tree(Comm& comm, Elems buf, ReduceOp op) {
 // Picks by size, as NCCL's and MPI's tuners do: for a small vector the
 // number of message rounds decides (recursive doubling: log2 P rounds against
 // the ring's 2(P-1)); for a large one the bytes each rank sends decide (the
-// ring's 2(P-1)/P n against log2(P) n). Every rank sees the same count, so
-// every rank picks the same algorithm.
+// ring's 2(P-1)/P n against log2(P) n). Among the algorithms that send the
+// fewest bytes, Rabenseifner needs 2 log2 P rounds against the ring's 2(P-1),
+// which tells when ranks wait on each other (on 4 ranks over loopback TCP it
+// was faster at every size from 256 KiB to 32 MiB, docs/benchmarks.md); where
+// P is not a power of two its fold sends more bytes, so the ring stays. Every
+// rank sees the same count and world size, so every rank picks the same
+// algorithm.
 void all_reduce_auto(Comm& comm, Elems buf, ReduceOp op) {
+  const int P = comm.size();
   if (buf.nbytes() <= kAutoSmallBytes)
     all_reduce_recursive_doubling(comm, buf, op);
+  else if (floor_pow2(P) == P)
+    all_reduce_rabenseifner(comm, buf, op);
   else
     all_reduce_ring(comm, buf, op);
 }
