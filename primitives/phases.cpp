@@ -1,5 +1,6 @@
 #include "primitives/phases.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +22,37 @@ void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bo
     if (consecutive && b > 0 && blocks[b].offset != blocks[b - 1].end())
       fail("block " + std::to_string(b) + " does not start where block " +
            std::to_string(b - 1) + " ends; this algorithm needs consecutive blocks");
+  }
+}
+
+std::size_t reduce_segment_elems(Elems acc) {
+  const std::size_t per_segment = std::max<std::size_t>(1, kReduceSegmentBytes / element_size(acc.dtype));
+  return std::min(acc.count, per_segment);
+}
+
+void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op,
+                     unsigned step, Elems scratch) {
+  const std::size_t per_segment =
+      std::max<std::size_t>(1, kReduceSegmentBytes / element_size(acc.dtype));
+  // An empty range is still one (empty) message, as with a plain sendrecv.
+  auto segments = [&](std::size_t count) {
+    return std::max<std::size_t>(1, (count + per_segment - 1) / per_segment);
+  };
+  auto piece = [&](Elems range, std::size_t k) {
+    const std::size_t offset = std::min(range.count, k * per_segment);
+    return range.slice(offset, std::min(per_segment, range.count - offset));
+  };
+  const std::size_t sends = segments(out.count), receives = segments(acc.count);
+  for (std::size_t k = 0; k < std::max(sends, receives); ++k) {
+    const Elems into = piece(acc, k);
+    const Elems incoming = scratch.slice(0, into.count);
+    if (k < sends && k < receives)
+      comm.sendrecv(dst, piece(out, k), src, incoming, step);
+    else if (k < sends)
+      comm.send(dst, piece(out, k), step);
+    else
+      comm.recv(src, incoming, step);
+    if (k < receives) comm.reduce(op, into, incoming);
   }
 }
 

@@ -37,6 +37,18 @@ inline Elems slice(Elems buf, Chunk c) { return buf.slice(c.offset, c.count); }
 void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bool consecutive,
                   const char* collective, const char* algorithm);
 
+// Sends out to dst while receiving acc.count elements from src and reducing
+// them into acc (acc = acc op received), all as step `step`. Both sides are
+// cut into segments of at most kReduceSegmentBytes, exchanged in order (a
+// sendrecv per segment), so each received segment is reduced while it is
+// still in cache and the scratch is one segment; scratch must hold
+// reduce_segment_elems(acc) elements. The sender of a range and its receiver
+// cut it alike, as both know its size.
+inline constexpr std::size_t kReduceSegmentBytes = 1024 * 1024;
+std::size_t reduce_segment_elems(Elems acc);
+void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op,
+                     unsigned step, Elems scratch);
+
 // Ring phases over steps first_step .. first_step + P-2.
 void reduce_scatter_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blocks, ReduceOp op,
                                unsigned first_step);

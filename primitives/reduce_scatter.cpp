@@ -20,6 +20,10 @@
 //                 of blocks, so "groups [a, b)" is one contiguous range of buf.
 //   the delivery = after halving, rank 2i+1 holds blocks 2i and 2i+1 reduced;
 //                 it sends block 2i to rank 2i.
+//   segment     = at most kReduceSegmentBytes (1 MiB) of what a step sends
+//                 and reduces: a step is one sendrecv per segment, each
+//                 reduced as it arrives (phases.hpp, sendrecv_reduce), so
+//                 steps count rounds of segments, not single messages.
 //
 // Costs (steps = message rounds on the critical path; bytes sent per rank):
 //   ring               P-1 steps; a rank sends N - (its own block) bytes,
@@ -65,13 +69,12 @@ void reduce_scatter_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blo
   const int left = mod(r - 1, P);
   std::size_t largest = 0;
   for (const Chunk& c : blocks) largest = std::max(largest, c.count);
-  auto scratch = comm.scratch(largest, buf.dtype);
+  auto scratch = comm.scratch(reduce_segment_elems(buf.slice(0, largest)), buf.dtype);
   for (int s = 0; s < P - 1; ++s) {
     const Chunk out = blocks[mod(r - s - 1, P)];
     const Chunk in = blocks[mod(r - s - 2, P)];
-    const Elems incoming = scratch.elems.slice(0, in.count);
-    comm.sendrecv(right, slice(buf, out), left, incoming, first_step + static_cast<unsigned>(s));
-    comm.reduce(op, slice(buf, in), incoming);
+    sendrecv_reduce(comm, right, slice(buf, out), left, slice(buf, in), op,
+                    first_step + static_cast<unsigned>(s), scratch.elems);
   }
 }
 
@@ -88,9 +91,9 @@ void reduce_scatter_halving_folded(Comm& comm, Elems buf, std::span<const Chunk>
   if (pof2 == 1) return;
   const int rem = comm.size() - pof2;
   const int f = folded_rank(comm.rank(), rem);
-  auto scratch = comm.scratch(std::max(span_of(groups, 0, pof2 / 2).count,
-                                       span_of(groups, pof2 / 2, pof2).count),
-                              buf.dtype);
+  const std::size_t largest =
+      std::max(span_of(groups, 0, pof2 / 2).count, span_of(groups, pof2 / 2, pof2).count);
+  auto scratch = comm.scratch(reduce_segment_elems(buf.slice(0, largest)), buf.dtype);
   int lo = 0;  // f's range of groups is [lo, lo + 2*mask)
   unsigned step = first_step;
   for (int mask = pof2 / 2; mask >= 1; mask /= 2, ++step) {
@@ -99,10 +102,9 @@ void reduce_scatter_halving_folded(Comm& comm, Elems buf, std::span<const Chunk>
     const int give_lo = (f & mask) ? lo : lo + mask;
     const Chunk keep = span_of(groups, keep_lo, keep_lo + mask);
     const Chunk give = span_of(groups, give_lo, give_lo + mask);
-    const Elems incoming = scratch.elems.slice(0, keep.count);
     const int peer = unfolded_rank(partner, rem);
-    comm.sendrecv(peer, slice(buf, give), peer, incoming, step);
-    comm.reduce(op, slice(buf, keep), incoming);
+    sendrecv_reduce(comm, peer, slice(buf, give), peer, slice(buf, keep), op, step,
+                    scratch.elems);
     lo = keep_lo;
   }
 }
