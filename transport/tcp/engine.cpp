@@ -24,7 +24,8 @@
 //     recv()): after kParkPatience of polling in which nothing at all
 //     happened, or when a receive is posted for a later message from the same
 //     peer, or when the connection reports an error, every parked payload is
-//     read into a Queued message as above.
+//     read into a Queued message as above. A payload is not parked at all if
+//     a receive from its sender for another tag is already posted.
 //
 // Failure. Ranks finish at different times, so a connection that closes is
 // not by itself a failure: a rank that shuts its transport down normally
@@ -576,14 +577,22 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
       c.target = std::move(op);
     else  // fail the receive; the payload is read and dropped
       complete(*op, size_mismatch(c.peer, header.tag, op->buffer.size(), header.length));
-  } else if (header.length >= kParkBytes) {
-    c.parked = true;  // until its receive is posted (see the top of this file)
+  } else if (header.length >= kParkBytes && !receive_posted_from(c.peer)) {
+    // Parked until its receive is posted (see the top of this file). Not
+    // when a receive from the same peer is posted already: its message comes
+    // after this one, so this one must move out of the way.
+    c.parked = true;
     return true;
   } else {
     queue_arriving(c);
   }
   if (header.length == 0) finish_frame(c);
   return true;
+}
+
+bool Engine::receive_posted_from(int peer) const {
+  const auto it = posted_.lower_bound(Key{peer, 0});
+  return it != posted_.end() && it->first.first == peer;
 }
 
 void Engine::queue_arriving(Connection& c) {

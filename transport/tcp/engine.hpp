@@ -94,6 +94,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   void read_ready(Connection& c);
   // Uses the bytes already in c's staging buffer.
   void consume_staged(Connection& c);
+  bool receive_posted_from(int peer) const;
   // The frame being read on c has no posted receive: it is queued.
   void queue_arriving(Connection& c);
   // c's parked frame goes to the receive just attached (c.target), or into
