@@ -6,8 +6,8 @@
 #
 #   bash bench/interleave.sh [--rounds R] VARIANT... -- BENCH-ARGS...
 #
-# A VARIANT is NAME=COMMAND: the ringlab executable and any options of its
-# own, e.g.
+# A VARIANT is NAME=COMMAND: the ringlab executable and any `bench` options
+# of its own (they go after `bench`), e.g.
 #   bash bench/interleave.sh --rounds 5 \
 #       before=/tmp/ringlab-before after=./build/tools/ringlab \
 #       -- --op all_reduce -n 2 --backend tcp --sizes 256K:64M --iters 10 --warmup 3
@@ -41,8 +41,9 @@ trap 'rm -f "$rows"' EXIT
 failed=0
 for ((round = 0; round < rounds; round++)); do
   for i in "${!names[@]}"; do
-    # shellcheck disable=SC2086 # a variant's command is split into words on purpose
-    if ! output=$(${commands[$i]} bench "$@" 2>&1); then
+    # The executable, then `bench`, then the variant's own options and BENCH-ARGS.
+    read -r -a words <<< "${commands[$i]}"
+    if ! output=$("${words[0]}" bench "${words[@]:1}" "$@" 2>&1); then
       echo "interleave.sh: variant ${names[$i]} failed in round $((round + 1)):" >&2
       echo "$output" | tail -5 >&2
       failed=1
