@@ -1,6 +1,7 @@
 #include "primitives/phases.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -25,21 +26,27 @@ void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bo
   }
 }
 
-std::size_t reduce_segment_elems(Elems acc) {
-  const std::size_t per_segment = std::max<std::size_t>(1, kReduceSegmentBytes / element_size(acc.dtype));
-  return std::min(acc.count, per_segment);
+namespace {
+// Elements per segment. In GPU memory a range is not cut: the cache argument
+// is about host memory, and on the GPU each segment would cost a group of
+// NCCL calls and a kernel launch.
+std::size_t segment_elems(Comm& comm, DType dtype) {
+  if (comm.transport().memory() == MemoryKind::Device) return SIZE_MAX;
+  return std::max<std::size_t>(1, kReduceSegmentBytes / element_size(dtype));
+}
+}  // namespace
+
+std::size_t reduce_segment_elems(Comm& comm, Elems acc) {
+  return std::min(acc.count, segment_elems(comm, acc.dtype));
 }
 
 void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op,
                      unsigned step, Elems scratch) {
-  const std::size_t per_segment =
-      std::max<std::size_t>(1, kReduceSegmentBytes / element_size(acc.dtype));
+  const std::size_t per_segment = segment_elems(comm, acc.dtype);
   // An empty range is still one (empty) message, as with a plain sendrecv.
-  auto segments = [&](std::size_t count) {
-    return std::max<std::size_t>(1, (count + per_segment - 1) / per_segment);
-  };
+  auto segments = [&](std::size_t count) { return count == 0 ? 1 : (count - 1) / per_segment + 1; };
   auto piece = [&](Elems range, std::size_t k) {
-    const std::size_t offset = std::min(range.count, k * per_segment);
+    const std::size_t offset = k == 0 ? 0 : std::min(range.count, k * per_segment);
     return range.slice(offset, std::min(per_segment, range.count - offset));
   };
   const std::size_t sends = segments(out.count), receives = segments(acc.count);

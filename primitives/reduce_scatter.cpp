@@ -21,9 +21,10 @@
 //   the delivery = after halving, rank 2i+1 holds blocks 2i and 2i+1 reduced;
 //                 it sends block 2i to rank 2i.
 //   segment     = at most kReduceSegmentBytes (1 MiB) of what a step sends
-//                 and reduces: a step is one sendrecv per segment, each
-//                 reduced as it arrives (phases.hpp, sendrecv_reduce), so
-//                 steps count rounds of segments, not single messages.
+//                 and reduces (host memory; GPU memory is not cut): a step
+//                 is one sendrecv per segment, each reduced as it arrives
+//                 (phases.hpp, sendrecv_reduce), so steps count rounds of
+//                 segments, not single messages.
 //
 // Costs (steps = message rounds on the critical path; bytes sent per rank):
 //   ring               P-1 steps; a rank sends N - (its own block) bytes,
@@ -69,7 +70,7 @@ void reduce_scatter_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blo
   const int left = mod(r - 1, P);
   std::size_t largest = 0;
   for (const Chunk& c : blocks) largest = std::max(largest, c.count);
-  auto scratch = comm.scratch(reduce_segment_elems(buf.slice(0, largest)), buf.dtype);
+  auto scratch = comm.scratch(reduce_segment_elems(comm, buf.slice(0, largest)), buf.dtype);
   for (int s = 0; s < P - 1; ++s) {
     const Chunk out = blocks[mod(r - s - 1, P)];
     const Chunk in = blocks[mod(r - s - 2, P)];
@@ -93,7 +94,7 @@ void reduce_scatter_halving_folded(Comm& comm, Elems buf, std::span<const Chunk>
   const int f = folded_rank(comm.rank(), rem);
   const std::size_t largest =
       std::max(span_of(groups, 0, pof2 / 2).count, span_of(groups, pof2 / 2, pof2).count);
-  auto scratch = comm.scratch(reduce_segment_elems(buf.slice(0, largest)), buf.dtype);
+  auto scratch = comm.scratch(reduce_segment_elems(comm, buf.slice(0, largest)), buf.dtype);
   int lo = 0;  // f's range of groups is [lo, lo + 2*mask)
   unsigned step = first_step;
   for (int mask = pof2 / 2; mask >= 1; mask /= 2, ++step) {
