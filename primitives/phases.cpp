@@ -14,15 +14,15 @@ void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bo
                                 algorithm + ": " + why);
   };
   if (blocks.size() != static_cast<std::size_t>(comm.size()))
-    fail(std::to_string(blocks.size()) + " blocks for a world of " +
-         std::to_string(comm.size()) + " ranks");
+    fail(std::to_string(blocks.size()) + " blocks for a world of " + std::to_string(comm.size()) +
+         " ranks");
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     if (blocks[b].end() > buf.count)
       fail("block " + std::to_string(b) + " ends at element " + std::to_string(blocks[b].end()) +
            ", past the buffer's " + std::to_string(buf.count));
     if (consecutive && b > 0 && blocks[b].offset != blocks[b - 1].end())
-      fail("block " + std::to_string(b) + " does not start where block " +
-           std::to_string(b - 1) + " ends; this algorithm needs consecutive blocks");
+      fail("block " + std::to_string(b) + " does not start where block " + std::to_string(b - 1) +
+           " ends; this algorithm needs consecutive blocks");
   }
 }
 
@@ -40,8 +40,8 @@ std::size_t reduce_segment_elems(Comm& comm, Elems acc) {
   return std::min(acc.count, segment_elems(comm, acc.dtype));
 }
 
-void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op,
-                     unsigned step, Elems scratch) {
+void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op, unsigned step,
+                     Elems scratch) {
   const std::size_t per_segment = segment_elems(comm, acc.dtype);
   // An empty range is still one (empty) message, as with a plain sendrecv.
   auto segments = [&](std::size_t count) { return count == 0 ? 1 : (count - 1) / per_segment + 1; };

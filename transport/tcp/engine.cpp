@@ -114,14 +114,16 @@ struct Engine::Queued {
 
 struct Engine::Connection {
   Connection(int peer_rank, boost::asio::ip::tcp::socket s)
-      : peer(peer_rank), socket(std::move(s)), fd(socket.native_handle()),
+      : peer(peer_rank),
+        socket(std::move(s)),
+        fd(socket.native_handle()),
         stage(std::make_unique<std::byte[]>(kStageBytes)) {}
   int peer;
   boost::asio::ip::tcp::socket socket;
   int fd;
-  std::string failure;       // set once the connection is closed (not polled any more)
-  std::string send_failure;  // set once writing failed
-  bool departed = false;     // the peer said goodbye
+  std::string failure;             // set once the connection is closed (not polled any more)
+  std::string send_failure;        // set once writing failed
+  bool departed = false;           // the peer said goodbye
   std::vector<std::byte> control;  // an abort frame's payload, while it arrives
   std::deque<std::shared_ptr<SendOp>> sends;
   // Read state.
@@ -167,11 +169,14 @@ class RecvRequest final : public Request {
 
 Engine::Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
                std::vector<boost::asio::ip::tcp::socket> sockets)
-    : rank_(rank), size_(size), io_(std::move(io)), pool_(ScratchPool::create()),
+    : rank_(rank),
+      size_(size),
+      io_(std::move(io)),
+      pool_(ScratchPool::create()),
       connections_(static_cast<std::size_t>(size)) {
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) throw CommError("rank " + std::to_string(rank) + ": eventfd failed: " +
-                                    errno_text(errno));
+  if (wake_fd_ < 0)
+    throw CommError("rank " + std::to_string(rank) + ": eventfd failed: " + errno_text(errno));
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
     auto& socket = sockets[static_cast<std::size_t>(peer)];
@@ -286,8 +291,8 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
       if (data.size() != c.frame.length) {
         // The receive fails (as when it is posted first); the payload is dropped.
         unpark(c, false);
-        return std::make_unique<FailedRequest>(
-            size_mismatch(src, tag, data.size(), c.frame.length), -1);
+        return std::make_unique<FailedRequest>(size_mismatch(src, tag, data.size(), c.frame.length),
+                                               -1);
       }
       c.target = op;
       unpark(c, false);
@@ -386,8 +391,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
   lock.lock();
   if (ready < 0) {
     if (poll_error == EINTR) return;
-    throw CommError("rank " + std::to_string(rank_) + ": poll() failed: " +
-                    errno_text(poll_error));
+    throw CommError("rank " + std::to_string(rank_) + ": poll() failed: " + errno_text(poll_error));
   }
   if (ready == 0) {
     // Nothing happened: if that lasted kParkPatience, a parked payload may be
@@ -426,7 +430,8 @@ void Engine::write_ready(Connection& c) {
       if (count + 2 > kMaxIovecs) break;
       if (op->written < kFrameHeaderBytes)
         iov[count++] = {op->header.data() + op->written, kFrameHeaderBytes - op->written};
-      const std::size_t payload_done = op->written > kFrameHeaderBytes ? op->written - kFrameHeaderBytes : 0;
+      const std::size_t payload_done =
+          op->written > kFrameHeaderBytes ? op->written - kFrameHeaderBytes : 0;
       if (op->size > payload_done)
         iov[count++] = {const_cast<std::byte*>(op->data) + payload_done, op->size - payload_done};
     }
@@ -465,28 +470,28 @@ void Engine::consume_staged(Connection& c) {
   // Complete headers, then payload bytes, until the stage is empty, a header
   // is cut short, or a frame parks the connection.
   while (c.stage_begin < c.stage_end && c.failure.empty() && !c.parked) {
-      const std::size_t staged = c.stage_end - c.stage_begin;
-      if (!c.in_payload) {
-        if (staged < kFrameHeaderBytes) break;
-        const std::span<const std::byte, kFrameHeaderBytes> bytes(c.stage.get() + c.stage_begin,
-                                                                  kFrameHeaderBytes);
-        c.stage_begin += kFrameHeaderBytes;
-        const FrameDecode decoded = decode_frame_header(bytes);
-        if (!decoded.header) {
-          return connection_lost(c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
-                             " sent a corrupt frame (" + decoded.error +
-                             "); closed the connection: is rank " + std::to_string(c.peer) +
-                             " running the same ringlab build?");
-        }
-        if (!start_frame(c, *decoded.header)) return;
-      } else {
-        const std::size_t take = std::min<std::size_t>(staged, c.frame.length - c.payload_got);
-        if (std::byte* destination = payload_destination(c))
-          std::memcpy(destination, c.stage.get() + c.stage_begin, take);
-        c.stage_begin += take;
-        c.payload_got += take;
-        if (c.payload_got == c.frame.length) finish_frame(c);
+    const std::size_t staged = c.stage_end - c.stage_begin;
+    if (!c.in_payload) {
+      if (staged < kFrameHeaderBytes) break;
+      const std::span<const std::byte, kFrameHeaderBytes> bytes(c.stage.get() + c.stage_begin,
+                                                                kFrameHeaderBytes);
+      c.stage_begin += kFrameHeaderBytes;
+      const FrameDecode decoded = decode_frame_header(bytes);
+      if (!decoded.header) {
+        return connection_lost(c, "rank " + std::to_string(rank_) + ": rank " +
+                                      std::to_string(c.peer) + " sent a corrupt frame (" +
+                                      decoded.error + "); closed the connection: is rank " +
+                                      std::to_string(c.peer) + " running the same ringlab build?");
       }
+      if (!start_frame(c, *decoded.header)) return;
+    } else {
+      const std::size_t take = std::min<std::size_t>(staged, c.frame.length - c.payload_got);
+      if (std::byte* destination = payload_destination(c))
+        std::memcpy(destination, c.stage.get() + c.stage_begin, take);
+      c.stage_begin += take;
+      c.payload_got += take;
+      if (c.payload_got == c.frame.length) finish_frame(c);
+    }
   }
 }
 
@@ -532,13 +537,14 @@ void Engine::read_ready(Connection& c) {
     }
     if (n == 0)
       return connection_lost(c, "rank " + std::to_string(rank_) + ": connection to rank " +
-                         std::to_string(c.peer) + " closed (end of stream): rank " +
-                         std::to_string(c.peer) + " probably exited or crashed");
+                                    std::to_string(c.peer) + " closed (end of stream): rank " +
+                                    std::to_string(c.peer) + " probably exited or crashed");
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return;
     return connection_lost(c, "rank " + std::to_string(rank_) + ": connection to rank " +
-                       std::to_string(c.peer) + " closed (" + errno_text(errno) + "): rank " +
-                       std::to_string(c.peer) + " probably exited or crashed");
+                                  std::to_string(c.peer) + " closed (" + errno_text(errno) +
+                                  "): rank " + std::to_string(c.peer) +
+                                  " probably exited or crashed");
   }
 }
 
@@ -549,9 +555,9 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
     return false;
   }
   if (header.source != c.peer) {
-    connection_lost(c, "rank " + std::to_string(rank_) + ": the connection to rank " + std::to_string(c.peer) +
-                " carried a frame claiming to come from rank " + std::to_string(header.source) +
-                "; closed the connection");
+    connection_lost(c, "rank " + std::to_string(rank_) + ": the connection to rank " +
+                           std::to_string(c.peer) + " carried a frame claiming to come from rank " +
+                           std::to_string(header.source) + "; closed the connection");
     return false;
   }
   if (header.kind == FrameKind::Goodbye) {
@@ -672,16 +678,16 @@ void Engine::goodbye_received(Connection& c) {
                                                          describe_tag(c.sends.front()->tag) + ")"));
   for (const auto& [key, ops] : posted_)
     if (key.first == c.peer)
-      return fail_all(c.peer, departed_message(c.peer, "to receive from it (" +
-                                                           describe_tag(key.second) + ")"));
+      return fail_all(c.peer, departed_message(
+                                  c.peer, "to receive from it (" + describe_tag(key.second) + ")"));
 }
 
 void Engine::abort_received(Connection& c) {
   const std::optional<Abort> abort = decode_abort(c.control);
   c.control.clear();
   // The sender closes next; what it failed on is the root cause.
-  const std::string closed = "rank " + std::to_string(rank_) + ": rank " +
-                             std::to_string(c.peer) + " aborted";
+  const std::string closed =
+      "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) + " aborted";
   c.failure = closed;
   c.departed = true;
   c.stage_begin = c.stage_end = 0;
@@ -689,8 +695,8 @@ void Engine::abort_received(Connection& c) {
   int culprit = c.peer;
   if (abort && abort->culprit >= 0 && abort->culprit < size_ && abort->culprit != rank_)
     culprit = abort->culprit;
-  fail_all(culprit, closed + " after a failure (" + (abort ? abort->reason : "no reason given") +
-                        ")");
+  fail_all(culprit,
+           closed + " after a failure (" + (abort ? abort->reason : "no reason given") + ")");
 }
 
 void Engine::queue_control(Connection& c, FrameKind kind, std::vector<std::byte> payload) {
@@ -795,7 +801,8 @@ void Engine::shutdown(Duration timeout) {
   // rightly sees that as a failure). A failed engine only flushes its abort
   // frames, and not for long: its peers may have stopped reading.
   constexpr Duration kAbortLinger{500};
-  const auto deadline = Clock::now() + (broken_.empty() ? timeout : std::min(timeout, kAbortLinger));
+  const auto deadline =
+      Clock::now() + (broken_.empty() ? timeout : std::min(timeout, kAbortLinger));
   // Nothing will be received any more; a peer may still be sending.
   for (auto& c : connections_)
     if (c && c->parked) unpark(*c, true);
