@@ -67,10 +67,10 @@ class Case {
     // Only the ops that take lists get them: P more tensors of the same size
     // each would cost memory (and time to fill) for nothing.
     const std::string& op = o.op;
-    const bool in_list = op == "reduce_scatter" || op == "all_to_all" || op == "scatter" ||
-                         op == "sendrecv";
-    const bool out_list = op == "all_gather" || op == "all_to_all" || op == "gather" ||
-                          op == "sendrecv";
+    const bool in_list =
+        op == "reduce_scatter" || op == "all_to_all" || op == "scatter" || op == "sendrecv";
+    const bool out_list =
+        op == "all_gather" || op == "all_to_all" || op == "gather" || op == "sendrecv";
     for (int r = 0; r < world_; ++r) {
       if (in_list) in_list_.push_back(make(count));
       if (out_list) out_list_.push_back(make(count));
@@ -83,7 +83,7 @@ class Case {
     const bool is_scatter_root = o_.op == "scatter";
     for (std::size_t d = 0; d < in_list_.size(); ++d) {
       const double block = static_cast<double>(d);
-      fill(in_list_[d], is_scatter_root          ? block + 1
+      fill(in_list_[d], is_scatter_root         ? block + 1
                         : o_.op == "all_to_all" ? rank_ * world_ + block
                                                 : rank_ + 1);
     }

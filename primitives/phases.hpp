@@ -47,8 +47,8 @@ void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bo
 // cut (one segment).
 inline constexpr std::size_t kReduceSegmentBytes = 1024 * 1024;
 std::size_t reduce_segment_elems(Comm& comm, Elems acc);
-void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op,
-                     unsigned step, Elems scratch);
+void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op, unsigned step,
+                     Elems scratch);
 
 // Ring phases over steps first_step .. first_step + P-2.
 void reduce_scatter_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blocks, ReduceOp op,
