@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 
 #include "test_tcp_util.hpp"
@@ -190,6 +191,71 @@ TEST_CASE("large messages whose receives come late: in place, in a ring of block
     }
   });
   CHECK(first_error(mismatch) == "");
+}
+
+TEST_CASE("a receive for a message that waits behind a parked one of another tag") {
+  // Rank 1 sends 40 KiB (tag 1, parked at rank 0, which has no receive for
+  // it) and then m2 (tag 2); rank 0 reads them while it receives from rank 2,
+  // then receives tag 2 before tag 1. m2 small (staged behind the parked frame),
+  // m2 large (parks in turn), and m2 followed by rank 1's goodbye (rank 1 is
+  // finished; m2 must still be delivered, not blamed on rank 1).
+  struct Variant {
+    const char* name;
+    std::size_t m2_bytes;
+    bool sender_exits;
+  };
+  for (const Variant& v : {Variant{"small m2", 100, false}, Variant{"large m2", 36 << 10, false},
+                           Variant{"small m2, then goodbye", 100, true}}) {
+    INFO(v.name);
+    const auto errors = run_tcp(
+        3,
+        [&](TcpTransport& t) {
+          const auto m1 = pattern(10 << 10, 1), m2 = pattern(v.m2_bytes / sizeof(int), 2);
+          if (t.rank() == 1) {
+            t.send(0, 1, as_bytes(m1));
+            t.send(0, 2, as_bytes(m2));
+            if (v.sender_exits) return;
+            std::vector<int> done(1);
+            t.recv(0, 9, as_bytes(done));
+          } else if (t.rank() == 2) {
+            t.send(0, 0, as_bytes(std::vector<int>{5}));
+          } else {
+            // Everything is in rank 0's sockets before it reads: one read
+            // brings m1's header and (small) m2 into the staging buffer.
+            std::this_thread::sleep_for(100ms);
+            std::vector<int> from_two(1), got1(m1.size()), got2(m2.size());
+            t.recv(2, 0, as_bytes(from_two));
+            t.irecv(1, 2, as_bytes(got2))->wait(2s);
+            t.irecv(1, 1, as_bytes(got1))->wait(2s);
+            CHECK(got1 == m1);
+            CHECK(got2 == m2);
+            if (!v.sender_exits) t.send(1, 9, as_bytes(std::vector<int>{1}));
+          }
+        },
+        5s);
+    CHECK(first_error(errors) == "");
+  }
+}
+
+TEST_CASE("large sends to each other, polled with test() before the receives are posted") {
+  // Neither send can finish until the other side reads; the parked payloads
+  // must move to the queue while the ranks only call test().
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    const int peer = 1 - t.rank();
+    const auto mine = pattern(4 << 20, t.rank());  // 16 MiB
+    std::vector<int> got(mine.size());
+    auto send = t.isend(peer, 5, as_bytes(mine));
+    const auto give_up = std::chrono::steady_clock::now() + 2s;
+    while (!send->test()) {
+      if (std::chrono::steady_clock::now() > give_up)
+        throw std::runtime_error("rank " + std::to_string(t.rank()) +
+                                 ": send not done after 2 s of test()");
+      std::this_thread::sleep_for(1ms);  // other work between polls
+    }
+    t.recv(peer, 5, as_bytes(got));
+    CHECK(got == pattern(4 << 20, peer));
+  });
+  CHECK(first_error(errors) == "");
 }
 
 TEST_CASE("zero-length messages and test()") {

@@ -21,11 +21,13 @@
 //     ahead, so without parking most large messages would be copied twice.
 //     Parking must not make a program wait for ever that works when
 //     everything is buffered (two ranks that both send() before they
-//     recv()): after kParkPatience of polling in which nothing at all
-//     happened, or when a receive is posted for a later message from the same
-//     peer, or when the connection reports an error, every parked payload is
-//     read into a Queued message as above. A payload is not parked at all if
-//     a receive from its sender for another tag is already posted.
+//     recv()). A parked payload is read into a Queued message as above
+//     when a receive is posted for a later message from the same peer, when
+//     the connection reports an error, and, checked whenever the engine is
+//     driven (wait or test), once it has been parked kParkPatience with no
+//     event at all on any socket meanwhile, or kParkLimit whatever happened.
+//     A payload is not parked at all if a receive from its sender for
+//     another tag is already posted.
 //
 // Failure. Ranks finish at different times, so a connection that closes is
 // not by itself a failure: a rank that shuts its transport down normally
@@ -70,8 +72,10 @@ constexpr std::size_t kDirectReadBytes = 16 * 1024;
 constexpr std::size_t kMaxIovecs = 64;
 // A payload at least this large with no posted receive parks its connection.
 constexpr std::size_t kParkBytes = 32 * 1024;
-// Polling this long without any event reads parked payloads into the queue.
+// A payload parked this long with no event on any socket meanwhile, or this
+// long in any case, is read into the queue.
 constexpr auto kParkPatience = std::chrono::milliseconds(5);
+constexpr auto kParkLimit = std::chrono::milliseconds(100);
 
 std::string errno_text(int error) { return std::strerror(error); }
 
@@ -131,6 +135,7 @@ struct Engine::Connection {
   std::size_t stage_begin = 0, stage_end = 0;
   bool in_payload = false;
   bool parked = false;  // in_payload, waiting for a receive to be posted (not read meanwhile)
+  std::chrono::steady_clock::time_point parked_since;
   FrameHeader frame;
   std::size_t payload_got = 0;
   std::shared_ptr<RecvOp> target;  // the posted receive being filled, or
@@ -259,6 +264,11 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
   const Key key{src, tag};
   Connection& c = *connections_[static_cast<std::size_t>(src)];
   if (!broken_.empty()) return std::make_unique<FailedRequest>(broken_, broken_peer_);
+  // A parked message of another tag is ahead of this one in src's stream:
+  // move it (and whatever is staged behind it) to the queue first. Each pass
+  // consumes at least that frame; afterwards a parked frame has this tag.
+  while (c.parked && c.frame.tag != tag) unpark(c, true);
+  if (!broken_.empty()) return std::make_unique<FailedRequest>(broken_, broken_peer_);
   if (auto it = queued_.find(key); it != queued_.end()) {
     std::shared_ptr<Queued> message = std::move(it->second.front());
     it->second.pop_front();
@@ -282,23 +292,20 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
     c.target = op;
     return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
   }
-  if (c.parked) {
-    if (c.frame.tag == tag) {
-      auto op = std::make_shared<RecvOp>();
-      op->peer = src;
-      op->tag = tag;
-      op->buffer = data;
-      if (data.size() != c.frame.length) {
-        // The receive fails (as when it is posted first); the payload is dropped.
-        unpark(c, false);
-        return std::make_unique<FailedRequest>(size_mismatch(src, tag, data.size(), c.frame.length),
-                                               -1);
-      }
-      c.target = op;
+  if (c.parked) {  // this receive's message (see above)
+    auto op = std::make_shared<RecvOp>();
+    op->peer = src;
+    op->tag = tag;
+    op->buffer = data;
+    if (data.size() != c.frame.length) {
+      // The receive fails (as when it is posted first); the payload is dropped.
       unpark(c, false);
-      return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
+      return std::make_unique<FailedRequest>(size_mismatch(src, tag, data.size(), c.frame.length),
+                                             -1);
     }
-    unpark(c, true);  // a later message from src is wanted: this one must move
+    c.target = op;
+    unpark(c, false);
+    return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
   }
   if (c.departed) {  // nothing more will come from src
     fail_all(src, departed_message(src, "to receive from it (" + describe_tag(tag) + ")"));
@@ -380,8 +387,8 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
   }
   const auto poll_start = Clock::now();
   auto left = std::max(deadline - poll_start, Clock::duration::zero());
-  if (any_parked)
-    left = std::min<Clock::duration>(left, std::max<Clock::duration>(kParkPatience - quiet_, {}));
+  // Wake up in time to check on parked payloads.
+  if (any_parked) left = std::min<Clock::duration>(left, kParkPatience);
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
   const timespec limit{static_cast<time_t>(seconds.count()),
                        static_cast<long>(std::chrono::nanoseconds(left - seconds).count())};
@@ -393,18 +400,11 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
     if (poll_error == EINTR) return;
     throw CommError("rank " + std::to_string(rank_) + ": poll() failed: " + errno_text(poll_error));
   }
-  if (ready == 0) {
-    // Nothing happened: if that lasted kParkPatience, a parked payload may be
-    // what everyone waits for.
-    quiet_ += Clock::now() - poll_start;
-    if (any_parked && quiet_ >= kParkPatience) {
-      quiet_ = Clock::duration::zero();
-      for (auto& c : connections_)
-        if (c && c->parked) unpark(*c, true);
-    }
-    return;
-  }
-  quiet_ = Clock::duration::zero();
+  const auto polled = Clock::now();
+  if (ready > 0) last_event_ = polled;
+  // A parked payload may be what everyone waits for.
+  if (any_parked) unpark_overdue(polled);
+  if (ready == 0) return;
   if (poll_fds_[0].revents) {
     std::uint64_t count;
     [[maybe_unused]] auto ignored = ::read(wake_fd_, &count, sizeof count);
@@ -588,6 +588,7 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
     // when a receive from the same peer is posted already: its message comes
     // after this one, so this one must move out of the way.
     c.parked = true;
+    c.parked_since = Clock::now();
     return true;
   } else {
     queue_arriving(c);
@@ -617,6 +618,14 @@ void Engine::unpark(Connection& c, bool into_queue) {
   // must look again.
   consume_staged(c);
   if (driving_) wake_driver();
+}
+
+void Engine::unpark_overdue(Clock::time_point now) {
+  for (auto& c : connections_) {
+    if (!c || !c->parked) continue;
+    const auto quiet_since = std::max(last_event_, c->parked_since);
+    if (now - quiet_since >= kParkPatience || now - c->parked_since >= kParkLimit) unpark(*c, true);
+  }
 }
 
 void Engine::finish_frame(Connection& c) {

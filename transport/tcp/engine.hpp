@@ -100,6 +100,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // c's parked frame goes to the receive just attached (c.target), or into
   // the queue (into_queue), or is dropped; reading c resumes.
   void unpark(Connection& c, bool into_queue);
+  // Moves to the queue every parked payload that waited too long (engine.cpp).
+  void unpark_overdue(std::chrono::steady_clock::time_point now);
   bool start_frame(Connection& c, const FrameHeader& header);
   void finish_frame(Connection& c);
   // The connection ended without a goodbye (or carried garbage): it is
@@ -141,8 +143,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   bool shutting_down_ = false;
   bool shut_down_ = false;
   int wake_fd_ = -1;  // eventfd: wakes a driver blocked in poll() when a send is queued
-  // Time spent in poll() rounds in a row that saw no event (see kParkPatience).
-  std::chrono::steady_clock::duration quiet_{};
+  // When a poll() last reported an event (see kParkPatience in engine.cpp).
+  std::chrono::steady_clock::time_point last_event_ = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<Connection>> connections_;  // by peer rank; null for this rank
   std::map<Key, std::deque<std::shared_ptr<RecvOp>>> posted_;
   std::map<Key, std::deque<std::shared_ptr<Queued>>> queued_;
