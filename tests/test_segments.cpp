@@ -50,8 +50,7 @@ void check_ring(MemoryKind kind, std::size_t count, int expected_sends) {
     for (std::size_t i = 0; i < count; ++i)
       values[i] = static_cast<float>((i % 1000) + 1000 * t.rank());
     Comm comm(counting, 0);
-    all_reduce_ring(comm, Elems{reinterpret_cast<std::byte*>(values.data()), count,
-                                DType::Float32},
+    all_reduce_ring(comm, Elems{reinterpret_cast<std::byte*>(values.data()), count, DType::Float32},
                     ReduceOp::SUM);
     CHECK(counting.sends == expected_sends);
     std::size_t wrong = 0;  // rank 0's i % 1000 plus rank 1's (i % 1000) + 1000
