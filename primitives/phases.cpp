@@ -36,8 +36,8 @@ std::size_t segment_elems(Comm& comm, DType dtype) {
 }
 }  // namespace
 
-std::size_t reduce_segment_elems(Comm& comm, Elems acc) {
-  return std::min(acc.count, segment_elems(comm, acc.dtype));
+std::size_t reduce_segment_elems(Comm& comm, std::size_t count, DType dtype) {
+  return std::min(count, segment_elems(comm, dtype));
 }
 
 void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op, unsigned step,

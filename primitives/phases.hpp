@@ -42,11 +42,11 @@ void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bo
 // cut into segments of at most kReduceSegmentBytes, exchanged in order (a
 // sendrecv per segment), so each received segment is reduced while it is
 // still in cache and the scratch is one segment; scratch must hold
-// reduce_segment_elems(comm, acc) elements. The sender of a range and its
-// receiver cut it alike, as both know its size. Ranges in GPU memory are not
-// cut (one segment).
+// reduce_segment_elems(comm, acc.count, acc.dtype) elements. The sender of a
+// range and its receiver cut it alike, as both know its size. Ranges in GPU
+// memory are not cut (one segment).
 inline constexpr std::size_t kReduceSegmentBytes = 1024 * 1024;
-std::size_t reduce_segment_elems(Comm& comm, Elems acc);
+std::size_t reduce_segment_elems(Comm& comm, std::size_t count, DType dtype);
 void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op, unsigned step,
                      Elems scratch);
 

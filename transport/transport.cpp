@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "transport/scratch_pool.hpp"
 
@@ -40,7 +41,9 @@ void Transport::send(int dst, Tag tag, ConstBytes data) { isend(dst, tag, data)-
 
 void Transport::recv(int src, Tag tag, MutBytes data) { irecv(src, tag, data)->wait(timeout()); }
 
-Transport::Transport() : scratch_pool_(ScratchPool::create()) {}
+Transport::Transport() : Transport(ScratchPool::create()) {}
+Transport::Transport(std::shared_ptr<ScratchPool> scratch_pool)
+    : scratch_pool_(std::move(scratch_pool)) {}
 Transport::~Transport() = default;
 
 Buffer Transport::allocate(std::size_t bytes) { return scratch_pool_->take(bytes); }

@@ -109,7 +109,7 @@ class Transport {
 
   // Memory. Host by default; the NCCL transport overrides these for GPU memory.
   // Host scratch comes from a pool that keeps blocks for the next collective
-  // (transport/scratch_pool.hpp says why).
+  // (transport/scratch_pool.hpp says why); see also the protected constructor.
   virtual MemoryKind memory() const { return MemoryKind::Host; }
   virtual Buffer allocate(std::size_t bytes);
   virtual void copy(MutBytes dst, ConstBytes src);
@@ -122,6 +122,11 @@ class Transport {
 
   // Throws std::invalid_argument if peer is not a rank of this world.
   void check_peer(int peer, const char* what) const;
+
+ protected:
+  // A transport that keeps other host memory of its own (the TCP engine's
+  // early messages) passes its pool here, so one bound covers both.
+  explicit Transport(std::shared_ptr<ScratchPool> scratch_pool);
 
  private:
   Duration timeout_ = kDefaultTimeout;

@@ -57,6 +57,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // The pool early messages take their memory from; the transport's scratch
+  // comes from it too.
+  const std::shared_ptr<ScratchPool>& scratch_pool() const { return pool_; }
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data);
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data);
@@ -128,9 +131,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
   int rank_;
   int size_;
   std::unique_ptr<boost::asio::io_context> io_;
-  // Memory of messages that arrive before their receive is posted: in a ring
-  // most do (the left neighbour is a step ahead), and fresh memory for each
-  // would be faulted in page by page.
+  // Memory of messages that arrive before their receive is posted (fresh
+  // memory for each would be faulted in page by page). TcpTransport takes its
+  // scratch from the same pool, so one bound covers both.
   std::shared_ptr<ScratchPool> pool_;
   std::mutex mutex_;
   std::condition_variable progressed_;

@@ -5,7 +5,8 @@
 
 namespace ringlab::tcp {
 
-TcpTransport::TcpTransport(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TcpTransport::TcpTransport(std::unique_ptr<Impl> impl)
+    : Transport(impl->engine->scratch_pool()), impl_(std::move(impl)) {}
 
 TcpTransport::~TcpTransport() {
   // Deliver what is still queued (sends whose requests were dropped) before
