@@ -38,30 +38,41 @@ inline Rendezvous local_rendezvous(int world, int rank, int port, Duration timeo
   return r;
 }
 
-// Runs body(transport) on `world` threads, each connecting over TCP. Returns
-// each rank's error ("" if it finished). A rank's transport is destroyed as
-// soon as its body ends or throws, as a process that exits would close it.
-inline std::vector<std::string> run_tcp(
-    int world, const std::function<void(TcpTransport&)>& body, Duration timeout = 10s,
-    const std::function<void(Rendezvous&)>& adjust = {}) {
-  const int port = free_port();
+// Runs rank_body(rank) on `world` threads and joins them. Returns each
+// rank's error ("" if it finished; "(empty error)" for an exception whose
+// what() is empty, so it still counts as a failure).
+inline std::vector<std::string> run_rank_threads(int world,
+                                                 const std::function<void(int rank)>& rank_body) {
   std::vector<std::string> errors(static_cast<std::size_t>(world));
   std::vector<std::thread> threads;
   for (int rank = 0; rank < world; ++rank) {
     threads.emplace_back([&, rank] {
+      std::string& error = errors[static_cast<std::size_t>(rank)];
       try {
-        Rendezvous r = local_rendezvous(world, rank, port, timeout);
-        if (adjust) adjust(r);
-        auto transport = connect(r);
-        body(*transport);
-      } catch (const std::exception& error) {
-        errors[static_cast<std::size_t>(rank)] = error.what();
-        if (errors[static_cast<std::size_t>(rank)].empty()) errors[static_cast<std::size_t>(rank)] = "(empty error)";
+        rank_body(rank);
+      } catch (const std::exception& e) {
+        error = e.what();
+        if (error.empty()) error = "(empty error)";
       }
     });
   }
   for (auto& thread : threads) thread.join();
   return errors;
+}
+
+// Runs body(transport) on `world` threads, each connecting over TCP. Returns
+// each rank's error ("" if it finished). A rank's transport is destroyed as
+// soon as its body ends or throws, as a process that exits would close it.
+inline std::vector<std::string> run_tcp(int world, const std::function<void(TcpTransport&)>& body,
+                                        Duration timeout = 10s,
+                                        const std::function<void(Rendezvous&)>& adjust = {}) {
+  const int port = free_port();
+  return run_rank_threads(world, [&](int rank) {
+    Rendezvous r = local_rendezvous(world, rank, port, timeout);
+    if (adjust) adjust(r);
+    auto transport = connect(r);
+    body(*transport);
+  });
 }
 
 inline std::string first_error(const std::vector<std::string>& errors) {
@@ -157,20 +168,10 @@ inline std::vector<std::string> run_tcp_groups(int world,
                                                Duration timeout = 10s) {
   if (options.timeout == kDefaultTimeout) options.timeout = timeout;
   const int port = free_port();
-  std::vector<std::string> errors(static_cast<std::size_t>(world));
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        ProcessGroup pg(connect(local_rendezvous(world, rank, port, timeout)), options);
-        body(pg);
-      } catch (const std::exception& error) {
-        errors[static_cast<std::size_t>(rank)] = error.what();
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  return errors;
+  return run_rank_threads(world, [&](int rank) {
+    ProcessGroup pg(connect(local_rendezvous(world, rank, port, timeout)), options);
+    body(pg);
+  });
 }
 
 }  // namespace ringlab::tcp::testing
