@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "primitives/reduce_op.hpp"
+#include "ops/reduce_op.hpp"
 #include "simulator/cost.hpp"
 #include "simulator/record.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "primitives/process_group.hpp"
-#include "primitives/tensor.hpp"
+#include "ops/tensor.hpp"
 
 namespace ringlab::lessons {
 

@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "primitives/dtype.hpp"
-#include "primitives/reduce_op.hpp"
+#include "ops/dtype.hpp"
+#include "ops/reduce_op.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab {

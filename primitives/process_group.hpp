@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "primitives/algorithms.hpp"
-#include "primitives/tensor.hpp"
+#include "ops/tensor.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab {

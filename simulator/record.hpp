@@ -45,9 +45,9 @@
 #include <vector>
 
 #include "primitives/algorithms.hpp"
-#include "primitives/dtype.hpp"
-#include "primitives/reduce_op.hpp"
-#include "primitives/tensor.hpp"
+#include "ops/dtype.hpp"
+#include "ops/reduce_op.hpp"
+#include "ops/tensor.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab::sim {

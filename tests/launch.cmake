@@ -2,35 +2,31 @@
 ringlab_test(test_launch test_launch.cpp LIBS ringlab_launcher)
 set_tests_properties(test_launch PROPERTIES TIMEOUT 120)
 
-if(TARGET ringlab_tcp)
-  # A rank for the fault tests: runs all_reduce, can die or stall on request.
-  add_executable(tcp_fault_rank tcp_fault_rank.cpp)
-  target_link_libraries(tcp_fault_rank PRIVATE ringlab_tcp ringlab_warnings)
+# A rank for the fault tests: runs all_reduce, can die or stall on request.
+add_executable(tcp_fault_rank tcp_fault_rank.cpp)
+target_link_libraries(tcp_fault_rank PRIVATE ringlab_backends ringlab_warnings)
 
-  ringlab_test(test_launch_faults test_launch_faults.cpp LIBS ringlab_launcher)
-  target_compile_definitions(test_launch_faults PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
-                                                        FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
-  add_dependencies(test_launch_faults ringlab tcp_fault_rank)
-  set_tests_properties(test_launch_faults PROPERTIES TIMEOUT 180)
+ringlab_test(test_launch_faults test_launch_faults.cpp LIBS ringlab_launcher)
+target_compile_definitions(test_launch_faults PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
+                                                      FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
+add_dependencies(test_launch_faults ringlab tcp_fault_rank)
+set_tests_properties(test_launch_faults PROPERTIES TIMEOUT 180)
 
-  ringlab_test(test_tcp_lessons test_tcp_lessons.cpp LIBS ringlab_lessons)
-  target_compile_definitions(test_tcp_lessons PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
-  add_dependencies(test_tcp_lessons ringlab)
-  set_tests_properties(test_tcp_lessons PROPERTIES TIMEOUT 300)
+ringlab_test(test_tcp_lessons test_tcp_lessons.cpp LIBS ringlab_lessons)
+target_compile_definitions(test_tcp_lessons PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_tcp_lessons ringlab)
+set_tests_properties(test_tcp_lessons PROPERTIES TIMEOUT 300)
 
-  # Two "hosts" (network namespaces joined by a veth pair), two ranks each.
-  # Needs root; skipped (77) where namespaces cannot be made.
-  add_test(NAME netns_allreduce
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/netns_allreduce.sh $<TARGET_FILE:ringlab>
-                   $<TARGET_FILE:tcp_fault_rank>)
-  set_tests_properties(netns_allreduce PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
-endif()
+# Two "hosts" (network namespaces joined by a veth pair), two ranks each.
+# Needs root; skipped (77) where namespaces cannot be made.
+add_test(NAME netns_allreduce
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/netns_allreduce.sh $<TARGET_FILE:ringlab>
+                 $<TARGET_FILE:tcp_fault_rank>)
+set_tests_properties(netns_allreduce PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 
 # Chrome traces of real TCP runs: ringlab run --trace, lesson/bench --trace,
 # compared with ringlab sim --trace.
-if(TARGET ringlab_tcp)
-  ringlab_test(test_trace_tcp test_trace_tcp.cpp)
-  target_compile_definitions(test_trace_tcp PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
-  add_dependencies(test_trace_tcp ringlab)
-  set_tests_properties(test_trace_tcp PROPERTIES TIMEOUT 300)
-endif()
+ringlab_test(test_trace_tcp test_trace_tcp.cpp)
+target_compile_definitions(test_trace_tcp PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_trace_tcp ringlab)
+set_tests_properties(test_trace_tcp PROPERTIES TIMEOUT 300)

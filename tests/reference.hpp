@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "primitives/comm.hpp"  // Chunk
-#include "primitives/dtype.hpp"
-#include "primitives/reduce_op.hpp"
+#include "ops/dtype.hpp"
+#include "ops/reduce_op.hpp"
 
 namespace ringlab::ref {
 

@@ -1,18 +1,16 @@
-# The TCP backend's tests: one program, one ctest entry per suite so ctest -j
+# The TCP transport's tests: one program, one ctest entry per suite so ctest -j
 # runs them side by side. Every test uses loopback and short timeouts.
-if(TARGET ringlab_tcp)
-  find_package(Boost 1.74 REQUIRED)
-  ringlab_test(test_tcp
-    test_tcp_framing.cpp
-    test_tcp_environment.cpp
-    test_tcp_store.cpp
-    test_tcp_transport.cpp
-    test_tcp_collectives.cpp
-    test_tcp_faults.cpp
-    LIBS ringlab_tcp Boost::headers)
-  set_tests_properties(test_tcp PROPERTIES DISABLED TRUE)
-  foreach(suite framing environment store transport collectives faults)
-    add_test(NAME test_tcp_${suite} COMMAND test_tcp --test-suite=tcp_${suite})
-    set_tests_properties(test_tcp_${suite} PROPERTIES TIMEOUT 120)
-  endforeach()
-endif()
+find_package(Boost 1.74 REQUIRED)
+ringlab_test(test_tcp
+  test_tcp_framing.cpp
+  test_tcp_environment.cpp
+  test_tcp_store.cpp
+  test_tcp_transport.cpp
+  test_tcp_collectives.cpp
+  test_tcp_faults.cpp
+  LIBS ringlab_tcp ringlab_backends ringlab_primitives Boost::headers)
+set_tests_properties(test_tcp PROPERTIES DISABLED TRUE)
+foreach(suite framing environment store transport collectives faults)
+  add_test(NAME test_tcp_${suite} COMMAND test_tcp --test-suite=tcp_${suite})
+  set_tests_properties(test_tcp_${suite} PROPERTIES TIMEOUT 120)
+endforeach()

@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "transport/tcp/tcp.hpp"
+#include "backends/backends.hpp"
 
 namespace {
 
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   const Plan plan = parse(argc, argv);
   int rank = -1;
   try {
-    std::unique_ptr<ringlab::ProcessGroup> pg = ringlab::tcp::init_process_group();
+    std::unique_ptr<ringlab::ProcessGroup> pg = ringlab::init_process_group("tcp");
     rank = pg->rank();
     const int world = pg->size();
     for (int i = 0; i < plan.iterations; ++i) {

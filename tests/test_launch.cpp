@@ -1,4 +1,4 @@
-// The process launcher (tools/launcher.hpp) on small shell programs: the
+// The process launcher (launcher/launcher.hpp) on small shell programs: the
 // variables every rank gets, output passed through whole lines, and stopping
 // the job when a rank fails, is killed, ignores SIGTERM or runs too long.
 #include <doctest/doctest.h>
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/launcher.hpp"
+#include "launcher/launcher.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "run_program.hpp"
-#include "tools/launcher.hpp"
+#include "launcher/launcher.hpp"
 
 namespace {
 

@@ -31,6 +31,9 @@ namespace {
 
 constexpr Duration kTimeout = std::chrono::seconds(60);
 
+// A DeviceTensor's elements as the algorithms of primitives/ see them.
+Elems elems_of(const DeviceTensor& t) { return {t.data(), t.numel(), t.dtype()}; }
+
 std::shared_ptr<NcclCommunicator> single_rank() {
   nccl::check_cuda(cudaSetDevice(0), 0, "cudaSetDevice(0)");
   return std::make_shared<NcclCommunicator>(nccl::make_unique_id(), 0, 1, 0, kTimeout);
@@ -176,14 +179,14 @@ void check_hand_written(nccl::NcclTransport& transport) {
       CAPTURE(algorithm.name);
       auto t = DeviceTensor::upload(input_of(r, n), dev);
       Comm comm(transport, sequence++);
-      algorithm.run(comm, t.elems(), ReduceOp::SUM);
+      algorithm.run(comm, elems_of(t), ReduceOp::SUM);
       CHECK(done(t).same_values(sum_over_ranks(P, n)));
     }
     for (const auto& algorithm : reduce_algorithms()) {
       CAPTURE(algorithm.name);
       auto t = DeviceTensor::upload(input_of(r, n), dev);
       Comm comm(transport, sequence++);
-      algorithm.run(comm, t.elems(), ReduceOp::SUM, 0);
+      algorithm.run(comm, elems_of(t), ReduceOp::SUM, 0);
       const Tensor got = done(t);
       if (r == 0) CHECK(got.same_values(sum_over_ranks(P, n)));
     }
@@ -191,7 +194,7 @@ void check_hand_written(nccl::NcclTransport& transport) {
       CAPTURE(algorithm.name);
       auto t = DeviceTensor::upload(input_of(r, n), dev);
       Comm comm(transport, sequence++);
-      algorithm.run(comm, t.elems(), P - 1);
+      algorithm.run(comm, elems_of(t), P - 1);
       CHECK(done(t).same_values(input_of(P - 1, n)));
     }
     std::vector<Tensor> everyone;
@@ -202,16 +205,17 @@ void check_hand_written(nccl::NcclTransport& transport) {
       // Zeros everywhere but this rank's block, which holds its input.
       auto buf = DeviceTensor::zeros(static_cast<std::int64_t>(n) * P, DType::Float32, dev);
       auto own = DeviceTensor::upload(input_of(r, n), dev);
-      transport.copy(buf.elems().slice(static_cast<std::size_t>(r) * n, n).bytes(), own.elems().bytes());
+      transport.copy(elems_of(buf).slice(static_cast<std::size_t>(r) * n, n).bytes(),
+                     elems_of(own).bytes());
       Comm comm(transport, sequence++);
-      algorithm.run(comm, buf.elems(), blocks);
+      algorithm.run(comm, elems_of(buf), blocks);
       CHECK(done(buf).same_values(concat(everyone)));
     }
     for (const auto& algorithm : reduce_scatter_algorithms()) {
       CAPTURE(algorithm.name);
       auto buf = DeviceTensor::upload(blocks_of(r, P, n), dev);
       Comm comm(transport, sequence++);
-      algorithm.run(comm, buf.elems(), blocks, ReduceOp::SUM);
+      algorithm.run(comm, elems_of(buf), blocks, ReduceOp::SUM);
       Tensor expected(DType::Float32, {static_cast<std::int64_t>(n)});
       for (int q = 0; q < P; ++q) {
         const Tensor theirs = slice(blocks_of(q, P, n), static_cast<std::size_t>(r) * n, n);
@@ -225,7 +229,7 @@ void check_hand_written(nccl::NcclTransport& transport) {
       const auto send = DeviceTensor::upload(blocks_of(r, P, n), dev);
       auto recv = DeviceTensor::zeros(static_cast<std::int64_t>(n) * P, DType::Float32, dev);
       Comm comm(transport, sequence++);
-      algorithm.run(comm, send.elems(), blocks, recv.elems(), blocks);
+      algorithm.run(comm, elems_of(send), blocks, elems_of(recv), blocks);
       std::vector<Tensor> from;
       for (int q = 0; q < P; ++q) from.push_back(slice(blocks_of(q, P, n), static_cast<std::size_t>(r) * n, n));
       CHECK(done(recv).same_values(concat(from)));
@@ -235,7 +239,7 @@ void check_hand_written(nccl::NcclTransport& transport) {
       const auto in = DeviceTensor::upload(input_of(r, n), dev);
       auto all = DeviceTensor::zeros(r == 0 ? static_cast<std::int64_t>(n) * P : 0, DType::Float32, dev);
       Comm comm(transport, sequence++);
-      algorithm.run(comm, in.elems(), all.elems(), 0);
+      algorithm.run(comm, elems_of(in), elems_of(all), 0);
       const Tensor got = done(all);
       if (r == 0) CHECK(got.same_values(concat(everyone)));
     }
@@ -244,7 +248,7 @@ void check_hand_written(nccl::NcclTransport& transport) {
       const auto source = DeviceTensor::upload(blocks_of(0, P, n), dev);
       auto part = DeviceTensor::zeros(static_cast<std::int64_t>(n), DType::Float32, dev);
       Comm comm(transport, sequence++);
-      algorithm.run(comm, r == 0 ? source.elems() : Elems{}, part.elems(), 0);
+      algorithm.run(comm, r == 0 ? elems_of(source) : Elems{}, elems_of(part), 0);
       CHECK(done(part).same_values(slice(blocks_of(0, P, n), static_cast<std::size_t>(r) * n, n)));
     }
     for (const auto& algorithm : barrier_algorithms()) {
@@ -293,9 +297,9 @@ TEST_CASE("NcclTransport's memory operations are on the GPU and match the host o
   auto acc = DeviceTensor::upload(a, 0);
   auto in = DeviceTensor::upload(b, 0);
   auto copy = DeviceTensor::zeros(static_cast<std::int64_t>(n), DType::Float64, 0);
-  transport.copy(copy.elems().bytes(), acc.elems().bytes());
-  transport.reduce(DType::Float64, ReduceOp::SUM, acc.elems().bytes(), in.elems().bytes());
-  transport.divide(DType::Float64, acc.elems().bytes(), 4);
+  transport.copy(elems_of(copy).bytes(), elems_of(acc).bytes());
+  transport.reduce(DType::Float64, ReduceOp::SUM, elems_of(acc).bytes(), elems_of(in).bytes());
+  transport.divide(DType::Float64, elems_of(acc).bytes(), 4);
   transport.synchronize();
   Tensor expected = a;
   reduce_host(DType::Float64, ReduceOp::SUM, expected.bytes().data(), b.bytes().data(), n);

@@ -1,5 +1,5 @@
 // The CUDA reduction kernels against the CPU reference (reduce_host /
-// divide_host in primitives/reduce_op.hpp): every dtype, every op that
+// divide_host in ops/reduce_op.hpp): every dtype, every op that
 // applies, sizes from 0 to 256 M elements, and slices that start off a
 // 16-byte boundary (the kernels' scalar head/tail and unaligned paths).
 // Inputs are small integers (quarters for floats), so every sum, product,
@@ -10,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "primitives/reduce_op.hpp"
-#include "primitives/tensor.hpp"
+#include "ops/reduce_op.hpp"
+#include "ops/tensor.hpp"
 #include "transport/nccl/cuda_check.hpp"
 #include "transport/nccl/device_memory.hpp"
 #include "transport/nccl/reduce_kernels.hpp"

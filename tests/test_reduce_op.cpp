@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "primitives/reduce_op.hpp"
+#include "ops/reduce_op.hpp"
 
 using namespace ringlab;
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "backends/backends.hpp"
 #include "test_tcp_util.hpp"
 
 using namespace ringlab;
@@ -149,14 +150,14 @@ TEST_CASE("a rendezvous where a rank never comes names it") {
   }
 }
 
-TEST_CASE("init_process_group() reads the real environment (world of one)") {
+TEST_CASE("init_process_group(\"tcp\") reads the real environment (world of one)") {
   const int port = testing::free_port();
   ::setenv("MASTER_ADDR", "127.0.0.1", 1);
   ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
   ::setenv("RANK", "0", 1);
   ::setenv("WORLD_SIZE", "1", 1);
   ::setenv("RINGLAB_TIMEOUT_MS", "2000", 1);
-  auto pg = init_process_group();
+  auto pg = init_process_group("tcp");
   for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "RINGLAB_TIMEOUT_MS"})
     ::unsetenv(name);
   CHECK(pg->rank() == 0);

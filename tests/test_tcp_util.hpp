@@ -13,6 +13,7 @@
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/log.hpp"
+#include "primitives/process_group.hpp"
 #include "transport/tcp/tcp.hpp"
 
 namespace ringlab::tcp::testing {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "primitives/tensor.hpp"
+#include "ops/tensor.hpp"
 
 using ringlab::DType;
 using ringlab::Tensor;

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "bench/bench.hpp"
-#include "lessons/runner.hpp"
+#include "backends/backends.hpp"
 #include "tools/commands.hpp"
 
 namespace ringlab::cli {
@@ -11,7 +11,7 @@ namespace ringlab::cli {
 namespace {
 struct BenchCommand {
   bench::BenchOptions options;
-  std::string backend = lessons::default_backend();
+  std::string backend = backends::default_backend();
   int ranks = 4;
   std::string sizes = "4K:64M";
   std::string dtype = "float32";
@@ -28,8 +28,8 @@ void add_bench_command(CLI::App& app) {
                   "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, "
                   "gather, scatter or sendrecv");
   sub->add_option("--algorithm", cmd->options.algorithm, "algorithm name (default: the op's)");
-  sub->add_option("--backend", cmd->backend, "where the ranks run: " + lessons::backends_help())
-      ->check(CLI::IsMember(lessons::backend_names()));
+  sub->add_option("--backend", cmd->backend, "where the ranks run: " + backends::backends_help())
+      ->check(CLI::IsMember(backends::backend_names()));
   sub->add_option("-n,--ranks", cmd->ranks, "number of ranks")->check(CLI::Range(1, 1024));
   sub->add_option("--sizes", cmd->sizes, "MIN:MAX bytes, doubling (e.g. 4K:64M)");
   sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
@@ -48,7 +48,7 @@ void add_bench_command(CLI::App& app) {
     ProcessGroupOptions group;
     group.timeout = Duration(cmd->timeout_ms);
     group.check_arguments = false;  // time the collective, not the argument exchange
-    lessons::run_ranks(cmd->backend, cmd->ranks,
+    backends::run_ranks(cmd->backend, cmd->ranks,
                        [&](ProcessGroup& pg) { bench::run(pg, o); }, group);
   });
 }

@@ -18,7 +18,7 @@ struct CommandRegistrar {
 // Adds every registered subcommand, in registration order.
 void add_registered_commands(CLI::App& app);
 
-// --trace FILE for a command whose ranks come from lessons::run_ranks: the
+// --trace FILE for a command whose ranks come from backends::run_ranks: the
 // tcp backend's ranks record their transport and the launcher merges their
 // traces into FILE (tools/run_command.cpp).
 void add_trace_option(CLI::App& sub);

@@ -14,7 +14,7 @@ namespace ringlab::cli {
 namespace {
 
 struct LessonCommand {
-  LessonCommand() { options.backend = lessons::default_backend(); }
+  LessonCommand() { options.backend = backends::default_backend(); }
   std::string name;
   bool list = false;
   lessons::RunOptions options;
@@ -39,8 +39,8 @@ void add_common_options(CLI::App& sub, LessonCommand& cmd) {
                  "number of ranks (default: the article's)")
       ->check(CLI::Range(1, 1024));
   sub.add_option("--backend", cmd.options.backend,
-                 "where the ranks run: " + lessons::backends_help())
-      ->check(CLI::IsMember(lessons::backend_names()));
+                 "where the ranks run: " + backends::backends_help())
+      ->check(CLI::IsMember(backends::backend_names()));
   sub.add_option("--timeout-ms", cmd.timeout_ms, "limit of every wait, in milliseconds")
       ->check(CLI::PositiveNumber);
   sub.add_option("--algorithm", cmd.algorithms,

@@ -1,8 +1,9 @@
 // `ringlab run --nproc-per-node N [--nnodes K --node-rank I --master-addr A
 // --master-port P] [--timeout-ms T] -- PROGRAM ARGS...`: torchrun's static
 // mode. Starts the N ranks of this node with the torchrun variables set and
-// waits for them (tools/launcher.hpp). With --trace FILE the ranks record
-// their transport and the launcher merges their traces into FILE.
+// waits for them (launcher/launcher.hpp). With --trace FILE the ranks record
+// their transport and their traces are merged into FILE
+// (backends/traced_launch.hpp).
 //
 // Also adds --trace FILE to `ringlab lesson`, `tour` and `bench`, whose tcp
 // backend starts the ranks itself through the same launcher.
@@ -15,9 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "lessons/runner.hpp"
+#include "backends/backends.hpp"
+#include "backends/traced_launch.hpp"
+#include "launcher/launcher.hpp"
 #include "tools/commands.hpp"
-#include "tools/launcher.hpp"
 
 namespace ringlab::cli {
 
@@ -25,6 +27,7 @@ namespace {
 
 struct RunCommand {
   launch::LaunchOptions options;
+  backends::TraceOptions trace;
   int timeout_ms = 0;
   int stop_after_ms = 1000;
   int kill_after_ms = 3000;
@@ -37,10 +40,15 @@ void run(RunCommand& cmd) {
   o.stop_after = launch::Milliseconds(cmd.stop_after_ms);
   o.kill_after = launch::Milliseconds(cmd.kill_after_ms);
   o.deadline = launch::Milliseconds(cmd.time_limit_ms);
-  const launch::LaunchResult result = launch::launch(o);
-  std::fflush(stdout);
-  if (!o.trace_output.empty()) {
-    std::fprintf(stderr, "%s: %s\n", o.name.c_str(), result.trace_message.c_str());
+  launch::LaunchResult result;
+  if (cmd.trace.output.empty()) {
+    result = launch::launch(o);
+    std::fflush(stdout);
+  } else {
+    backends::TraceResult traced;
+    result = backends::launch_traced(o, cmd.trace, traced);
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: %s\n", o.name.c_str(), traced.message.c_str());
     std::fflush(stderr);
   }
   if (result.exit_code == 0) return;
@@ -78,10 +86,10 @@ void add_run_command(CLI::App& app) {
                   "stop every rank once the job has run this long (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--tee-prefix", o.tee_prefix, "start every output line with [rank r]");
-  sub->add_option("--trace", o.trace_output,
+  sub->add_option("--trace", cmd->trace.output,
                   "write a Chrome trace JSON of the ranks (Perfetto, chrome://tracing): ranks "
                   "running ringlab's tcp backend record it; a lane per rank");
-  sub->add_option("--trace-limit", o.trace_max_events,
+  sub->add_option("--trace-limit", cmd->trace.max_events,
                   "single events in the trace, shared by the ranks; the rest are aggregated")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -96,18 +104,18 @@ const CommandRegistrar registrar(add_run_command);
 
 }  // namespace
 
-// --trace FILE on the commands whose ranks come from lessons::run_ranks. It
+// --trace FILE on the commands whose ranks come from backends::run_ranks. It
 // sets RINGLAB_TRACE, which the tcp backend reads when it starts the ranks.
 void add_trace_option(CLI::App& sub) {
   const auto trace_requested = [&sub](const std::string& file) {
     const CLI::Option* backend = sub.get_option_no_throw("--backend");
     const std::string chosen = backend && backend->count() > 0 ? backend->as<std::string>()
-                                                               : lessons::default_backend();
+                                                               : backends::default_backend();
     if (chosen != "tcp")
       throw std::invalid_argument("--trace records the tcp backend's ranks, but this run uses "
                                   "--backend " + chosen + ": pass --backend tcp, or drop --trace "
                                   "(ringlab sim --trace traces a simulated run)");
-    ::setenv(launch::kTraceOutputVariable, file.c_str(), 1);
+    ::setenv(backends::kTraceOutputVariable, file.c_str(), 1);
   };
   sub.add_option_function<std::string>(
       "--trace", trace_requested,

@@ -19,8 +19,8 @@
 #include <string>
 #include <string_view>
 
-#include "primitives/dtype.hpp"
-#include "primitives/reduce_op.hpp"
+#include "ops/dtype.hpp"
+#include "ops/reduce_op.hpp"
 
 namespace ringlab {
 

@@ -8,8 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "primitives/comm.hpp"
-#include "primitives/tensor.hpp"
+#include "ops/tensor.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab::nccl {
@@ -58,8 +57,6 @@ class DeviceTensor {
   std::size_t nbytes() const { return buffer_.size(); }
   int device() const { return buffer_.device(); }
   std::byte* data() const { return buffer_.data(); }
-  // The elements as the algorithms of primitives/ see them.
-  Elems elems() const { return {data(), numel_, dtype_}; }
 
  private:
   DType dtype_ = DType::Float32;

@@ -16,7 +16,7 @@
 
 #include <memory>
 
-#include "primitives/reduce_op.hpp"
+#include "ops/reduce_op.hpp"
 #include "transport/nccl/communicator.hpp"
 #include "transport/nccl/device_memory.hpp"
 

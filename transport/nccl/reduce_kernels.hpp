@@ -1,6 +1,6 @@
 // The hand-written path's arithmetic on the GPU: acc = acc op in, and the
 // division that turns a SUM into an AVG. The CUDA counterpart of reduce_host /
-// divide_host (primitives/reduce_op.hpp), element for element the same results.
+// divide_host (ops/reduce_op.hpp), element for element the same results.
 // Both only enqueue work on `stream` and return; errors in the arguments
 // (an op that does not apply to the dtype) throw before anything is enqueued.
 #pragma once
@@ -9,8 +9,8 @@
 
 #include <cstddef>
 
-#include "primitives/dtype.hpp"
-#include "primitives/reduce_op.hpp"
+#include "ops/dtype.hpp"
+#include "ops/reduce_op.hpp"
 
 namespace ringlab::nccl {
 

@@ -1,4 +1,4 @@
-// connect() and init_process_group(): from a Rendezvous to a connected
+// connect(): from a Rendezvous to a connected
 // TcpTransport.
 //
 //  1. Rank 0 starts the store server at bind_addr:master_port; every rank
@@ -159,20 +159,6 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
   auto transport = std::make_shared<TcpTransport>(std::move(impl));
   transport->set_timeout(r.timeout);
   return transport;
-}
-
-std::unique_ptr<ProcessGroup> init_process_group(const Rendezvous& rendezvous,
-                                                 ProcessGroupOptions options) {
-  return std::make_unique<ProcessGroup>(connect(rendezvous), std::move(options));
-}
-
-std::unique_ptr<ProcessGroup> init_process_group(ProcessGroupOptions options) {
-  Rendezvous rendezvous = from_environment();
-  if (std::getenv("RINGLAB_TIMEOUT_MS"))
-    options.timeout = rendezvous.timeout;
-  else
-    rendezvous.timeout = options.timeout;
-  return init_process_group(rendezvous, std::move(options));
 }
 
 }  // namespace ringlab::tcp

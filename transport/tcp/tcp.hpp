@@ -1,7 +1,6 @@
-// The TCP backend: ranks are processes that talk over TCP (Boost.Asio).
-//
-//   auto pg = ringlab::tcp::init_process_group();   // dist.init_process_group("gloo")
-//   pg->all_reduce(tensor);
+// The TCP transport: ranks are processes that talk over TCP (Boost.Asio).
+// A program gets a ProcessGroup on it with init_process_group("tcp")
+// (backends/backends.hpp).
 //
 // The pieces, in the order a job uses them:
 //  - Rendezvous / from_environment(): who this process is (RANK, WORLD_SIZE,
@@ -20,7 +19,6 @@
 //    drives the sockets itself from the calling thread (no hand-off to an I/O
 //    thread), reads payloads straight into posted receive buffers and writes
 //    header + payload with one scatter-gather call.
-//  - init_process_group(): all of the above plus a ProcessGroup.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +28,6 @@
 #include <string_view>
 #include <vector>
 
-#include "primitives/process_group.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab::tcp {
@@ -172,14 +169,5 @@ class TcpTransport final : public Transport {
 // ranks that did not show up. (Returns the TcpTransport so callers reach
 // store(); it converts to std::shared_ptr<Transport>.)
 std::shared_ptr<TcpTransport> connect(const Rendezvous& rendezvous);
-
-// init_process_group("tcp"): from_environment() + connect() + ProcessGroup.
-// RINGLAB_TIMEOUT_MS, when set, overrides options.timeout; otherwise
-// options.timeout is also the rendezvous timeout.
-std::unique_ptr<ProcessGroup> init_process_group(ProcessGroupOptions options = {});
-// The same with an explicit rendezvous (rendezvous.timeout is used for
-// connecting; options.timeout for the collectives).
-std::unique_ptr<ProcessGroup> init_process_group(const Rendezvous& rendezvous,
-                                                 ProcessGroupOptions options = {});
 
 }  // namespace ringlab::tcp

@@ -1,114 +1,19 @@
-// Tensor storage, element access, scalar arithmetic and PyTorch-compatible
-// printing. The printing code mirrors torch/_tensor_str.py (_Formatter,
-// _vector_str, _add_suffixes, get_summarized_data) step by step for 0-D and
-// 1-D tensors with PyTorch's default print options, so that a lesson's output
-// reads exactly like the articles' PyTorch printouts.
-#include "primitives/tensor.hpp"
-
+// PyTorch-compatible printing of a Tensor. This mirrors torch/_tensor_str.py
+// (_Formatter, _vector_str, _add_suffixes, get_summarized_data) step by step
+// for 0-D and 1-D tensors with PyTorch's default print options, so that a
+// lesson's output reads exactly like the articles' PyTorch printouts.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <stdexcept>
-#include <type_traits>
+#include <string>
+#include <vector>
+
+#include "ops/tensor.hpp"
 
 namespace ringlab {
 
-// ---------------------------------------------------------------------------
-// dtype names
-
-DType parse_dtype(std::string_view name) {
-  std::string_view bare = name;
-  if (bare.starts_with("torch.")) bare.remove_prefix(6);
-  if (bare == "int32" || bare == "int") return DType::Int32;
-  if (bare == "int64" || bare == "long") return DType::Int64;
-  if (bare == "float32" || bare == "float") return DType::Float32;
-  if (bare == "float64" || bare == "double") return DType::Float64;
-  throw std::invalid_argument("unknown dtype '" + std::string(name) +
-                              "'; valid dtypes: int32 (int), int64 (long), float32 (float), "
-                              "float64 (double), optionally written with a 'torch.' prefix");
-}
-
 namespace {
-
-std::string torch_dtype(DType d) { return "torch." + std::string(dtype_name(d)); }
-
-// Converts v to the integer type T the way PyTorch stores a Python float into
-// an integer tensor (truncation toward zero). Values that do not fit are
-// rejected instead of invoking undefined behaviour.
-template <typename T>
-T checked_integer(double v) {
-  const double t = std::trunc(v);
-  // -min is 2^(bits-1), exactly representable, so [min, -min) is the range.
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-  if (!(t >= lo && t < -lo)) {
-    throw std::invalid_argument("value " + std::to_string(v) + " does not fit in a " +
-                                torch_dtype(dtype_of<T>()) + " tensor");
-  }
-  return static_cast<T>(t);
-}
-
-template <typename T>
-T from_double(double v) {
-  if constexpr (std::is_integral_v<T>) {
-    return checked_integer<T>(v);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
-// Integer arithmetic wraps around on overflow like PyTorch's; going through the
-// unsigned type keeps that well defined in C++.
-template <typename T>
-T wrapping_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-}
-template <typename T>
-T wrapping_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-}
-
-// Our API takes every scalar as a double, so "an int scalar" (which keeps an
-// integer tensor's dtype in PyTorch) is taken to mean "an integral value".
-bool is_integral_value(double v) { return std::isfinite(v) && std::trunc(v) == v; }
-
-enum class ScalarOp { Add, Mul };
-
-// A copy of t with its elements converted to dtype (static_cast, as .to()).
-Tensor converted(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
-  Tensor out(dtype, t.shape());
-  visit_dtype(t.dtype(), [&]<typename From>() {
-    visit_dtype(dtype, [&]<typename To>() {
-      const auto src = t.data<From>();
-      const auto dst = out.data<To>();
-      for (std::size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<To>(src[i]);
-    });
-  });
-  return out;
-}
-
-// t OP v, computed in the result type like PyTorch's CPU kernels (the scalar
-// is first converted to the result type).
-Tensor apply_scalar(const Tensor& t, double v, ScalarOp op) {
-  // Type promotion: an integer tensor with a non-integral scalar gives the
-  // default float dtype (torch.tensor([1, 2]) * 1.5 is float32).
-  const bool promote = !is_floating(t.dtype()) && !is_integral_value(v);
-  Tensor out = converted(t, promote ? DType::Float32 : t.dtype());
-  visit_dtype(out.dtype(), [&]<typename T>() {
-    const T s = from_double<T>(v);
-    for (T& x : out.data<T>()) {
-      if constexpr (std::is_integral_v<T>) {
-        x = op == ScalarOp::Add ? wrapping_add(x, s) : wrapping_mul(x, s);
-      } else {
-        x = op == ScalarOp::Add ? x + s : x * s;
-      }
-    }
-  });
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // Printing: torch._tensor_str with the default PRINT_OPTS.
@@ -318,130 +223,6 @@ std::string add_suffixes(std::string text, const std::vector<std::string>& suffi
 }
 
 }  // namespace
-
-// ---------------------------------------------------------------------------
-// Construction
-
-Tensor::Tensor(DType dtype, std::vector<std::int64_t> shape)
-    : dtype_(dtype), shape_(std::move(shape)) {
-  if (shape_.size() > 1) {
-    throw std::invalid_argument("Tensor supports 0-D and 1-D shapes only, got " +
-                                std::to_string(shape_.size()) + " dimensions");
-  }
-  for (std::int64_t size : shape_) {
-    if (size < 0) {
-      throw std::invalid_argument("Tensor size must be non-negative, got " + std::to_string(size));
-    }
-  }
-  storage_.assign(numel() * element_size(dtype_), std::byte{0});
-}
-
-Tensor Tensor::zeros(std::int64_t n, DType dtype) { return Tensor(dtype, {n}); }
-
-Tensor Tensor::scalar(double value, DType dtype) {
-  Tensor t(dtype, {});
-  t.set_from_double(0, value);
-  return t;
-}
-
-Tensor Tensor::arange(std::int64_t n, DType dtype) {
-  Tensor t(dtype, {n});
-  for (std::size_t i = 0; i < t.numel(); ++i) t.set_from_double(i, static_cast<double>(i));
-  return t;
-}
-
-Tensor Tensor::of(std::initializer_list<std::int64_t> values) {
-  return from(std::span<const std::int64_t>(values.begin(), values.size()));
-}
-
-Tensor Tensor::of(std::initializer_list<int> values) {
-  Tensor t(DType::Int64, {static_cast<std::int64_t>(values.size())});
-  std::size_t i = 0;
-  for (int v : values) t.data<std::int64_t>()[i++] = v;
-  return t;
-}
-
-Tensor Tensor::of(std::initializer_list<double> values, DType dtype) {
-  Tensor t(dtype, {static_cast<std::int64_t>(values.size())});
-  std::size_t i = 0;
-  for (double v : values) t.set_from_double(i++, v);
-  return t;
-}
-
-// ---------------------------------------------------------------------------
-// Element access
-
-std::size_t Tensor::numel() const {
-  std::size_t n = 1;  // a 0-D tensor holds one element
-  for (std::int64_t size : shape_) n *= static_cast<std::size_t>(size);
-  return n;
-}
-
-void Tensor::check_type(DType requested) const {
-  if (requested != dtype_) {
-    throw std::invalid_argument("Tensor::data<" + std::string(dtype_name(requested)) +
-                                ">() called on a tensor of dtype " + torch_dtype(dtype_));
-  }
-}
-
-namespace {
-void check_element_index(std::size_t i, std::size_t numel) {
-  if (i >= numel) {
-    throw std::out_of_range("element index " + std::to_string(i) +
-                            " is out of range for a tensor with " + std::to_string(numel) +
-                            " elements");
-  }
-}
-}  // namespace
-
-double Tensor::item_as_double(std::size_t i) const {
-  check_element_index(i, numel());
-  return visit_dtype(dtype_, [&]<typename T>() { return static_cast<double>(data<T>()[i]); });
-}
-
-void Tensor::set_from_double(std::size_t i, double v) {
-  check_element_index(i, numel());
-  visit_dtype(dtype_, [&]<typename T>() { data<T>()[i] = from_double<T>(v); });
-}
-
-Tensor Tensor::operator[](std::int64_t i) const {
-  if (dim() == 0) {
-    throw std::invalid_argument("invalid index of a 0-dim tensor; use item_as_double() instead");
-  }
-  const std::int64_t size = shape_[0];
-  if (i < -size || i >= size) {
-    throw std::out_of_range("index " + std::to_string(i) +
-                            " is out of bounds for dimension 0 with size " + std::to_string(size));
-  }
-  const std::size_t index = static_cast<std::size_t>(i < 0 ? i + size : i);  // Python's t[-1]
-  Tensor element(dtype_, {});
-  const std::size_t esize = element_size(dtype_);
-  std::copy_n(storage_.begin() + static_cast<std::ptrdiff_t>(index * esize), esize,
-              element.storage_.begin());
-  return element;
-}
-
-bool Tensor::same_values(const Tensor& other) const {
-  return dtype_ == other.dtype_ && shape_ == other.shape_ && storage_ == other.storage_;
-}
-
-// ---------------------------------------------------------------------------
-// Arithmetic
-
-Tensor& Tensor::operator+=(double v) {
-  // In place the dtype cannot change, so PyTorch refuses what would promote.
-  if (!is_floating(dtype_) && !is_integral_value(v)) {
-    throw std::invalid_argument("result type Float can't be cast to the desired output type " +
-                                torch_dtype(dtype_) + " (adding " + std::to_string(v) +
-                                " in place to an integer tensor)");
-  }
-  *this = apply_scalar(*this, v, ScalarOp::Add);
-  return *this;
-}
-
-Tensor Tensor::operator+(double v) const { return apply_scalar(*this, v, ScalarOp::Add); }
-
-Tensor Tensor::operator*(double v) const { return apply_scalar(*this, v, ScalarOp::Mul); }
 
 // ---------------------------------------------------------------------------
 // Printing

@@ -1,4 +1,4 @@
-#include "primitives/reduce_op.hpp"
+#include "ops/reduce_op.hpp"
 
 #include <algorithm>
 #include <cctype>

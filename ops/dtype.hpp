@@ -37,6 +37,9 @@ constexpr std::string_view dtype_name(DType d) {
   return "?";
 }
 
+// "torch.int64", as PyTorch prints a dtype.
+inline std::string torch_dtype(DType d) { return "torch." + std::string(dtype_name(d)); }
+
 // Accepts PyTorch's names and the usual aliases (int, long, float, double).
 DType parse_dtype(std::string_view name);
 

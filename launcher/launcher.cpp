@@ -1,4 +1,4 @@
-#include "tools/launcher.hpp"
+#include "launcher/launcher.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,10 +15,8 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
+#include <optional>
 #include <stdexcept>
-
-#include "simulator/trace.hpp"
 
 extern char** environ;
 
@@ -158,76 +156,6 @@ const Child* cause_of_failure(const std::vector<Child>& children) {
         c.ended <= first->ended + kCauseWindow && (!killed || c.ended < killed->ended))
       killed = &c;
   return killed ? killed : first;
-}
-
-// ---- traces: a folder the ranks write into, merged at the end ---------------
-
-// A fresh folder under $TMPDIR (or /tmp) for the ranks' trace files, removed
-// with everything in it when the launch is over, however it ends.
-class TraceFolder {
- public:
-  TraceFolder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ringlab-trace-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw std::runtime_error(system_error("cannot create a folder for the ranks' traces (" +
-                                            pattern + ")") +
-                               "; set TMPDIR to a writable folder, or drop --trace");
-    path_ = pattern;
-  }
-  ~TraceFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TraceFolder(const TraceFolder&) = delete;
-  TraceFolder& operator=(const TraceFolder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-std::string list_ranks(const std::vector<int>& ranks) {
-  std::string text;
-  for (std::size_t i = 0; i < ranks.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(ranks[i]);
-  return text;
-}
-
-// Merges the files the ranks of this node left in `folder` into
-// o.trace_output; says in result what it did.
-void merge_rank_traces(const LaunchOptions& o, const std::string& folder, LaunchResult& result) {
-  std::vector<std::string> inputs;
-  if (o.trace_append && std::filesystem::exists(o.trace_output)) inputs.push_back(o.trace_output);
-  std::vector<int> traced, missing;
-  for (int local = 0; local < o.nproc_per_node; ++local) {
-    const int rank = o.node_rank * o.nproc_per_node + local;
-    const std::string file = rank_trace_path(folder, rank);
-    if (std::filesystem::exists(file)) {
-      inputs.push_back(file);
-      traced.push_back(rank);
-    } else {
-      missing.push_back(rank);
-    }
-  }
-  if (traced.empty()) {
-    result.trace_message =
-        "no rank wrote a trace, so " + o.trace_output +
-        " was not written: ranks record one when their process group comes from ringlab's tcp "
-        "backend (ringlab lesson, tour, bench) and they get as far as it";
-    return;
-  }
-  try {
-    result.trace_events = sim::merge_traces(inputs, o.trace_output);
-  } catch (const std::exception& e) {
-    result.trace_message = std::string("cannot merge the ranks' traces: ") + e.what();
-    return;
-  }
-  result.traced_ranks = traced;
-  result.trace_message = "trace of " + std::to_string(traced.size()) + " rank(s) (" +
-                         std::to_string(result.trace_events) + " events) written to " +
-                         o.trace_output + "; open it in https://ui.perfetto.dev or chrome://tracing";
-  if (!missing.empty())
-    result.trace_message += "; rank(s) " + list_ranks(missing) + " wrote none (stopped before they could)";
 }
 
 // ---- starting a child --------------------------------------------------------
@@ -433,10 +361,6 @@ int pick_free_port(const std::string& address) {
                            "--master-port");
 }
 
-std::string rank_trace_path(const std::string& folder, int rank) {
-  return (std::filesystem::path(folder) / ("rank" + std::to_string(rank) + ".json")).string();
-}
-
 std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOptions& o,
                                                                   int master_port,
                                                                   int local_rank) {
@@ -464,22 +388,6 @@ LaunchResult launch(const LaunchOptions& o) {
   result.master_port = o.master_port != 0 ? o.master_port : pick_free_port(o.master_addr);
   const std::string path = resolve_program(o.program.front());
 
-  // Tracing: the ranks learn where to write from two more variables.
-  std::optional<TraceFolder> trace_folder;
-  LaunchOptions with_trace = o;
-  if (!o.trace_output.empty()) {
-    trace_folder.emplace();
-    const std::size_t ranks = static_cast<std::size_t>(o.nnodes) * static_cast<std::size_t>(o.nproc_per_node);
-    with_trace.extra_environment.emplace_back(kTraceDirVariable, trace_folder->path());
-    with_trace.extra_environment.emplace_back(
-        kTraceMaxEventsVariable, std::to_string(std::max<std::size_t>(1, o.trace_max_events / ranks)));
-    const std::int64_t origin =
-        o.trace_time_origin_ns != 0
-            ? o.trace_time_origin_ns
-            : std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-    with_trace.extra_environment.emplace_back(kTraceOriginVariable, std::to_string(origin));
-  }
-
   SignalPipe signals;
   std::vector<Child> children(static_cast<std::size_t>(o.nproc_per_node));
   const auto stop = [&](int signal_number) {
@@ -497,7 +405,7 @@ LaunchResult launch(const LaunchOptions& o) {
     c.err = {-1, o.stderr_fd, prefix, {}};
     try {
       start_child(c, path, o.program,
-                  child_environment(rank_environment(with_trace, result.master_port, local)));
+                  child_environment(rank_environment(o, result.master_port, local)));
     } catch (...) {
       stop(SIGKILL);
       for (Child& started : children)
@@ -606,7 +514,6 @@ LaunchResult launch(const LaunchOptions& o) {
   }
 
   for (const Child& c : children) result.ranks.push_back(c.exit);
-  if (trace_folder) merge_rank_traces(o, trace_folder->path(), result);
   if (const Child* cause = failure_seen ? cause_of_failure(children) : nullptr) {
     result.first_failure = cause->exit;
     result.exit_code = cause->exit.signal_number != 0 ? 128 + cause->exit.signal_number

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "primitives/dtype.hpp"
+#include "ops/dtype.hpp"
 
 namespace ringlab {
 

@@ -1,5 +1,6 @@
 // The `tcp` backend: every rank is a process, talking to the others over TCP
-// (transport/tcp). The default backend of lessons and `ringlab bench`.
+// (transport/tcp). The default backend of lessons and `ringlab bench`, and
+// init_process_group("tcp") for a program started by a launcher.
 //
 // Two ways a process gets here:
 //  - It already is a rank: `ringlab run` (or torchrun, Slurm, Open MPI) set
@@ -15,7 +16,7 @@
 // before it with their output silenced (the parent prints that part), run
 // world k and exit.
 //
-// Traces: under a traced launch (RINGLAB_TRACE_DIR set, tools/launcher.hpp)
+// Traces: under a traced launch (RINGLAB_TRACE_DIR set, traced_launch.hpp)
 // the rank wraps its connection in a sim::RecordingTransport with wall-clock
 // times and, after each world (also one that failed), writes everything it
 // recorded so far to RINGLAB_TRACE_DIR/rank<r>.json; the launcher merges the
@@ -37,13 +38,14 @@
 #include <string>
 #include <vector>
 
-#include "lessons/runner.hpp"
+#include "backends/rows.hpp"
+#include "backends/traced_launch.hpp"
+#include "launcher/launcher.hpp"
 #include "simulator/recording_transport.hpp"
 #include "simulator/trace.hpp"
-#include "tools/launcher.hpp"
 #include "transport/tcp/tcp.hpp"
 
-namespace ringlab::lessons {
+namespace ringlab::backends {
 
 namespace {
 
@@ -130,15 +132,15 @@ struct RankConnection {
 };
 
 void start_recording(RankConnection& connection) {
-  const char* folder = std::getenv(launch::kTraceDirVariable);
+  const char* folder = std::getenv(kTraceDirVariable);
   if (!folder || !*folder) return;
   sim::RecordOptions options;
   options.wall_clock = true;
   connection.recorder = std::make_shared<sim::RecordingTransport>(*connection.transport, options);
-  connection.trace_path = launch::rank_trace_path(folder, connection.me.rank);
-  if (const char* limit = std::getenv(launch::kTraceMaxEventsVariable))
+  connection.trace_path = rank_trace_path(folder, connection.me.rank);
+  if (const char* limit = std::getenv(kTraceMaxEventsVariable))
     connection.trace_max_events = std::max<std::size_t>(1, std::strtoull(limit, nullptr, 10));
-  if (const char* origin = std::getenv(launch::kTraceOriginVariable))
+  if (const char* origin = std::getenv(kTraceOriginVariable))
     connection.trace_origin_ns = std::strtoll(origin, nullptr, 10);
 }
 
@@ -223,24 +225,29 @@ void spawn_ranks(int world, int call) {
   options.nproc_per_node = world;
   options.program = own_command_line();
   options.extra_environment = {{kCallVariable, std::to_string(call)}};
-  if (const char* trace = std::getenv(launch::kTraceOutputVariable); trace && *trace) {
-    options.trace_output = trace;
-    options.trace_append = traced_before;
-    options.trace_time_origin_ns = trace_origin_ns;
-  }
-  const launch::LaunchResult result = launch::launch(options);
-  if (!options.trace_output.empty()) {
-    traced_before = traced_before || !result.traced_ranks.empty();
+  const char* trace_output = std::getenv(kTraceOutputVariable);
+  launch::LaunchResult result;
+  if (trace_output && *trace_output) {
+    TraceOptions trace;
+    trace.output = trace_output;
+    trace.append = traced_before;
+    trace.time_origin_ns = trace_origin_ns;
+    TraceResult traced;
+    result = launch_traced(options, trace, traced);
+    traced_before = traced_before || !traced.traced_ranks.empty();
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: %s\n", options.name.c_str(), result.trace_message.c_str());
+    std::fprintf(stderr, "%s: %s\n", options.name.c_str(), traced.message.c_str());
+  } else {
+    result = launch::launch(options);
   }
   if (result.exit_code != 0)
     throw std::runtime_error("tcp backend: " + result.message +
                              " (its error is above; run with --backend inproc to compare)");
 }
 
-void run_tcp(int world, const std::function<void(ProcessGroup&)>& body,
-             const ProcessGroupOptions& group) {
+}  // namespace
+
+void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& group) {
   const int call = next_call++;
   const int assigned = assigned_call();
   if (assigned >= 0) {
@@ -258,10 +265,13 @@ void run_tcp(int world, const std::function<void(ProcessGroup&)>& body,
     spawn_ranks(world, call);
 }
 
-const BackendRegistrar registrar(
-    "tcp", "ranks as processes over TCP; starts them itself unless run by ringlab run or torchrun",
-    run_tcp, /*preferred=*/true);
+std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options) {
+  tcp::Rendezvous rendezvous = tcp::from_environment();
+  if (is_set("RINGLAB_TIMEOUT_MS"))
+    options.timeout = rendezvous.timeout;
+  else
+    rendezvous.timeout = options.timeout;
+  return std::make_unique<ProcessGroup>(tcp::connect(rendezvous), std::move(options));
+}
 
-}  // namespace
-
-}  // namespace ringlab::lessons
+}  // namespace ringlab::backends

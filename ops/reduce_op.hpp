@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "primitives/dtype.hpp"
+#include "ops/dtype.hpp"
 
 namespace ringlab {
 

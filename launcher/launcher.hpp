@@ -10,12 +10,9 @@
 // themselves (their peer is gone; every wait has a timeout), then SIGTERM,
 // then SIGKILL: nothing is left running.
 //
-// Traces (trace_output): every rank gets RINGLAB_TRACE_DIR, a temporary
-// folder; a rank whose process group comes from the tcp backend records its
-// operations with wall-clock times and writes rank<r>.json there (also when
-// it fails). After the ranks exit, failed or not, launch() merges the files
-// it finds into trace_output (simulator/trace.hpp's merge_traces) and removes
-// the folder.
+// It knows nothing of what the ranks run: a traced launch
+// (backends/traced_launch.hpp) passes its variables in extra_environment and
+// merges the ranks' files afterwards.
 #pragma once
 
 #include <chrono>
@@ -54,32 +51,7 @@ struct LaunchOptions {
   int stderr_fd = 2;
   // Prefix of the launcher's own messages.
   std::string name = "ringlab run";
-  // Chrome trace JSON of the run (Perfetto, chrome://tracing): see the file
-  // comment. Empty: no trace. With nnodes > 1 each node writes its own ranks.
-  std::string trace_output;
-  // Merge into the trace already at trace_output rather than replacing it
-  // (a program that starts several worlds in a row, like `ringlab tour`).
-  bool trace_append = false;
-  // Keeps the merged file bounded: the ranks of this launch share this many
-  // single events (each writes its share, then one "aggregated" slice).
-  std::size_t trace_max_events = 200000;
-  // The steady-clock time (ns) the trace shows as 0; 0: when launch() starts.
-  // (Several launches appending to one trace pass the first one's.)
-  std::int64_t trace_time_origin_ns = 0;
 };
-
-// Variables a traced rank reads (set by launch() when trace_output is set).
-inline constexpr const char* kTraceDirVariable = "RINGLAB_TRACE_DIR";
-// The steady-clock time (ns) a rank's trace shows as 0.
-inline constexpr const char* kTraceOriginVariable = "RINGLAB_TRACE_ORIGIN_NS";
-// Single events each rank writes before aggregating the rest.
-inline constexpr const char* kTraceMaxEventsVariable = "RINGLAB_TRACE_MAX_EVENTS";
-// The trace file a program asked for with --trace (`ringlab lesson`, `tour`,
-// `bench`): read by the tcp backend when it starts the ranks itself.
-inline constexpr const char* kTraceOutputVariable = "RINGLAB_TRACE";
-
-// Where rank `rank` of a traced launch writes its trace in `folder`.
-std::string rank_trace_path(const std::string& folder, int rank);
 
 // How one rank ended.
 struct RankExit {
@@ -105,12 +77,6 @@ struct LaunchResult {
   // ranks"); empty on success.
   std::string message;
   int master_port = 0;  // the port the ranks were given
-  // When tracing: the ranks whose trace is in trace_output (a rank killed
-  // before it could write one is missing), how many events the file holds,
-  // and one line for the user saying where it went or why it did not.
-  std::vector<int> traced_ranks;
-  std::size_t trace_events = 0;
-  std::string trace_message;
 };
 
 // Throws std::invalid_argument saying what is wrong and what to pass instead.

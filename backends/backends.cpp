@@ -1,0 +1,74 @@
+#include "backends/backends.hpp"
+
+#include <stdexcept>
+
+#include "backends/rows.hpp"
+
+namespace ringlab {
+
+namespace backends {
+
+namespace {
+
+// One row per backend. The order is the order of --help; tcp is the default.
+constexpr Backend kBackends[] = {
+    {"inproc", "ranks as threads", run_inproc_world, nullptr},
+    {"tcp", "ranks as processes over TCP; starts them itself unless run by ringlab run or torchrun",
+     run_tcp_world, init_tcp_process_group},
+#ifdef RINGLAB_WITH_NCCL
+    {"nccl",
+     "one GPU per rank, ranks as threads; the hand-written algorithms with every message sent by "
+     "NCCL through GPU memory",
+     run_nccl_ranks, init_nccl_process_group},
+#endif
+};
+
+constexpr std::string_view kDefaultBackend = "tcp";
+
+}  // namespace
+
+std::span<const Backend> all_backends() { return kBackends; }
+
+const Backend& find_backend(std::string_view name) {
+  for (const Backend& backend : kBackends)
+    if (backend.name == name) return backend;
+  throw std::invalid_argument("unknown backend '" + std::string(name) + "': use one of " +
+                              backends_help());
+}
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const Backend& backend : kBackends) names.emplace_back(backend.name);
+  return names;
+}
+
+std::string backends_help() {
+  std::string help;
+  for (const Backend& backend : kBackends)
+    help += (help.empty() ? "" : ", ") + std::string(backend.name) + " (" +
+            std::string(backend.help) + ")";
+  return help;
+}
+
+std::string default_backend() { return std::string(kDefaultBackend); }
+
+void run_ranks(std::string_view backend, int world, const RankBody& body,
+               const ProcessGroupOptions& group) {
+  find_backend(backend).run_world(world, body, group);
+}
+
+}  // namespace backends
+
+std::unique_ptr<ProcessGroup> init_process_group(std::string_view backend,
+                                                 ProcessGroupOptions options) {
+  const backends::Backend& chosen = backends::find_backend(backend);
+  if (!chosen.init_process_group)
+    throw std::invalid_argument(
+        "init_process_group(\"" + std::string(backend) +
+        "\"): this backend's ranks are threads of one process, so a process cannot join one; "
+        "use \"tcp\" (start the program with ringlab run --nproc-per-node N -- PROGRAM), or run "
+        "the ranks with backends::run_ranks");
+  return chosen.init_process_group(std::move(options));
+}
+
+}  // namespace ringlab

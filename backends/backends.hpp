@@ -1,0 +1,69 @@
+// Backends: how a world of ranks comes to be, one place for all of them.
+//
+// A backend is one row of one table (backends.cpp): a name, a line of help, and
+// the two ways a program meets it:
+//  - run_world: run body(pg) on every rank of a world of `world` ranks, the way
+//    torch.multiprocessing.spawn does (inproc: threads of this process; tcp:
+//    processes it starts itself, or the job it already belongs to; nccl:
+//    threads, one GPU each). Lessons and `ringlab bench` run this way.
+//  - init_process_group: this process is one rank of a job somebody else
+//    started (`ringlab run`, torchrun, srun, mpirun), as
+//    dist.init_process_group(backend) in a training script.
+//
+//   auto pg = ringlab::init_process_group("tcp");   // dist.init_process_group("gloo")
+//   pg->all_reduce(tensor);
+//
+// The table is built in (no static registration), so a program that links
+// ringlab::ringlab gets every backend this build has.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "primitives/process_group.hpp"
+
+namespace ringlab {
+
+// dist.init_process_group(backend): this process joins the job it was started
+// in, reading RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (or Slurm's or Open
+// MPI's variables; transport/tcp/tcp.hpp lists them). RINGLAB_TIMEOUT_MS, when
+// set, overrides options.timeout; otherwise options.timeout also limits the
+// rendezvous. "tcp" and "nccl" (where built) can; "inproc" cannot (its ranks
+// are threads: use run_world). Throws std::invalid_argument naming the
+// backends otherwise.
+std::unique_ptr<ProcessGroup> init_process_group(std::string_view backend = "tcp",
+                                                 ProcessGroupOptions options = {});
+
+namespace backends {
+
+using RankBody = std::function<void(ProcessGroup&)>;
+
+struct Backend {
+  std::string_view name;
+  std::string_view help;  // one line: where the ranks run
+  // Runs body on every rank of a world of `world` ranks; rethrows the first
+  // failure (naming the rank).
+  void (*run_world)(int world, const RankBody& body, const ProcessGroupOptions& group);
+  // nullptr where a process cannot join a job on this backend.
+  std::unique_ptr<ProcessGroup> (*init_process_group)(ProcessGroupOptions options);
+};
+
+// Every backend this build has, the default (tcp) first.
+std::span<const Backend> all_backends();
+// Throws std::invalid_argument listing the backends when name is unknown.
+const Backend& find_backend(std::string_view name);
+
+std::vector<std::string> backend_names();
+std::string backends_help();    // "inproc (ranks as threads), tcp (...)"
+std::string default_backend();  // "tcp"
+
+// find_backend(backend).run_world(world, body, group).
+void run_ranks(std::string_view backend, int world, const RankBody& body,
+               const ProcessGroupOptions& group);
+
+}  // namespace backends
+}  // namespace ringlab

@@ -1,0 +1,46 @@
+// The `nccl` backend: one GPU per rank, and every ProcessGroup runs ringlab's
+// hand-written algorithms on host tensors with each message carried by
+// ncclSend/ncclRecv through GPU memory (transport/nccl/staged_transport.hpp
+// says why). As threads for `--backend nccl` of `ringlab lesson`, `tour` and
+// `bench`; as processes for init_process_group("nccl"), the ncclUniqueId
+// passed through the TCP backend's store.
+#include <cstdlib>
+#include <memory>
+
+#include "backends/rows.hpp"
+#include "transport/nccl/nccl_world.hpp"
+#include "transport/nccl/staged_transport.hpp"
+#include "transport/nccl/store_rendezvous.hpp"
+
+namespace ringlab::backends {
+
+void run_nccl_ranks(int world, const RankBody& body, const ProcessGroupOptions& group) {
+  nccl::run_nccl_world(
+      world,
+      [&](std::shared_ptr<nccl::NcclCommunicator> communicator) {
+        ProcessGroup pg(std::make_shared<nccl::HostStagedNcclTransport>(std::move(communicator)),
+                        group);
+        body(pg);
+      },
+      group.timeout);
+}
+
+std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options) {
+  tcp::Rendezvous rendezvous = tcp::from_environment();
+  if (std::getenv("RINGLAB_TIMEOUT_MS"))
+    options.timeout = rendezvous.timeout;
+  else
+    rendezvous.timeout = options.timeout;
+  // The TCP connection lives as long as the transport: rank 0 hosts the store.
+  struct Held {
+    explicit Held(nccl::NcclProcess connected)
+        : process(std::move(connected)), transport(process.communicator) {}
+    nccl::NcclProcess process;
+    nccl::HostStagedNcclTransport transport;
+  };
+  auto held = std::make_shared<Held>(nccl::connect(rendezvous));
+  return std::make_unique<ProcessGroup>(std::shared_ptr<Transport>(held, &held->transport),
+                                        std::move(options));
+}
+
+}  // namespace ringlab::backends

@@ -1,0 +1,24 @@
+// The functions behind each row of the backend table (backends.cpp), one file
+// per backend. Private to backends/.
+#pragma once
+
+#include <memory>
+
+#include "backends/backends.hpp"
+
+namespace ringlab::backends {
+
+// inproc.cpp: ranks as threads of this process (transport/inproc.hpp).
+void run_inproc_world(int world, const RankBody& body, const ProcessGroupOptions& group);
+
+// tcp.cpp: ranks as processes over TCP (transport/tcp/tcp.hpp).
+void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& group);
+std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options);
+
+#ifdef RINGLAB_WITH_NCCL
+// nccl.cpp: one GPU per rank (transport/nccl/).
+void run_nccl_ranks(int world, const RankBody& body, const ProcessGroupOptions& group);
+std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options);
+#endif
+
+}  // namespace ringlab::backends
