@@ -20,9 +20,9 @@ include(CMakePackageConfigHelpers)
 
 # ---- the bundle a program links --------------------------------------------------
 #
-# The libraries a user program calls, bottom to top. A new one (the training
-# library) is one line in this list and one ringlab_public_headers() line
-# below. What these link privately (the launcher and the simulator, behind
+# The libraries a user program calls, bottom to top; those this build lacks
+# are skipped. The training library joins once it exists; its headers still
+# need a ringlab_public_headers() line below. What these link privately (the launcher and the simulator, behind
 # the tcp backend's launches and traces; the NCCL kernels) is installed too,
 # found by following the links, but its headers are not.
 set(ringlab_bundle_libraries
