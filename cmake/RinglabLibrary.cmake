@@ -3,8 +3,9 @@
 # Includes are written from the top of the tree ("primitives/comm.hpp"), in the
 # tree and once installed (where the headers live under include/ringlab/), so
 # the public include folder is the tree's root here and include/ringlab there.
-# Every library is part of the export set `ringlabTargets` (see install.cmake)
-# and gets ringlab's warnings, which are a build-only concern.
+# Every library gets ringlab's warnings, a build-only concern that installed
+# targets do not pass on. Those that ringlab::ringlab needs are installed and
+# exported by cmake/RinglabInstall.cmake.
 function(ringlab_library name)
   add_library(${name} STATIC ${ARGN})
   target_include_directories(${name} PUBLIC

@@ -2,127 +2,14 @@
 
 #include <algorithm>
 #include <deque>
-#include <map>
 #include <numeric>
 #include <stdexcept>
-#include <unordered_map>
-#include <unordered_set>
+
+#include "simulator/provenance.hpp"
 
 namespace ringlab::sim {
 
 namespace {
-
-// ---- interned provenance sets -------------------------------------------------
-
-struct RankSetHash {
-  std::size_t operator()(const RankSet& s) const {
-    std::size_t h = 1469598103934665603ull;
-    for (auto [a, b] : s.intervals()) {
-      h = (h ^ static_cast<std::size_t>(a)) * 1099511628211ull;
-      h = (h ^ static_cast<std::size_t>(b)) * 1099511628211ull;
-    }
-    return h;
-  }
-};
-
-class SetTable {
- public:
-  explicit SetTable(std::vector<RankSet>& sets)
-      : sets_(sets), ids_(16, ById{&sets_}, SameSet{&sets_}) {
-    sets_.assign(1, RankSet{});  // kNoInputs
-    ids_.insert(kNoInputs);
-  }
-  SetId intern(RankSet s) {
-    // Look the candidate up by storing it at the end; drop it if known.
-    sets_.push_back(std::move(s));
-    const auto candidate = static_cast<SetId>(sets_.size() - 1);
-    auto [it, inserted] = ids_.insert(candidate);
-    if (!inserted) sets_.pop_back();
-    return *it;
-  }
-  SetId single(int rank) { return intern(RankSet::single(rank)); }
-  SetId unite(SetId a, SetId b) {
-    if (a == b || b == kNoInputs) return a;
-    if (a == kNoInputs) return b;
-    return intern(sets_[a].unite(sets_[b]));
-  }
-
- private:
-  struct ById {
-    const std::vector<RankSet>* sets;
-    std::size_t operator()(SetId id) const { return RankSetHash{}((*sets)[id]); }
-  };
-  struct SameSet {
-    const std::vector<RankSet>* sets;
-    bool operator()(SetId a, SetId b) const { return (*sets)[a] == (*sets)[b]; }
-  };
-  std::vector<RankSet>& sets_;
-  std::unordered_set<SetId, ById, SameSet> ids_;
-};
-
-// ---- run-length provenance of one region ----------------------------------------
-//
-// runs: offset -> (count, set), covering [0, region count) without gaps.
-class ProvState {
- public:
-  ProvState() = default;
-  explicit ProvState(std::span<const ProvRun> initial) {
-    for (const ProvRun& r : initial) runs_.emplace(r.offset, Piece{r.count, r.set});
-  }
-
-  // Appends the runs over [offset, offset + count), clipped, absolute offsets.
-  void read(std::size_t offset, std::size_t count, std::vector<ProvRun>& out) const {
-    if (count == 0) return;
-    const std::size_t end = offset + count;
-    auto it = runs_.upper_bound(offset);
-    if (it != runs_.begin()) --it;
-    for (; it != runs_.end() && it->first < end; ++it) {
-      const std::size_t a = std::max(offset, it->first);
-      const std::size_t b = std::min(end, it->first + it->second.count);
-      if (a < b) out.push_back({a, b - a, it->second.set});
-    }
-  }
-
-  // Replaces [offset, offset + count) by `runs` (which cover exactly it).
-  void assign(std::size_t offset, std::size_t count, std::span<const ProvRun> runs) {
-    if (count == 0) return;
-    const std::size_t end = offset + count;
-    split(offset);
-    split(end);
-    runs_.erase(runs_.lower_bound(offset), runs_.lower_bound(end));
-    for (const ProvRun& r : runs)
-      if (r.count > 0) runs_.emplace(r.offset, Piece{r.count, r.set});
-    coalesce(end);
-    coalesce(offset);
-  }
-
- private:
-  struct Piece {
-    std::size_t count;
-    SetId set;
-  };
-  void split(std::size_t at) {
-    auto it = runs_.upper_bound(at);
-    if (it == runs_.begin()) return;
-    --it;
-    const std::size_t start = it->first;
-    const std::size_t end = start + it->second.count;
-    if (at <= start || at >= end) return;
-    it->second.count = at - start;
-    runs_.emplace(at, Piece{end - at, it->second.set});
-  }
-  // Merges the run starting at `at` into the one before it when equal.
-  void coalesce(std::size_t at) {
-    auto it = runs_.find(at);
-    if (it == runs_.end() || it == runs_.begin()) return;
-    auto prev = std::prev(it);
-    if (prev->first + prev->second.count == at && prev->second.set == it->second.set) {
-      prev->second.count += it->second.count;
-      runs_.erase(it);
-    }
-  }
-  std::map<std::size_t, Piece> runs_;
-};
 
 // ---- matching -----------------------------------------------------------------
 

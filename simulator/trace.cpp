@@ -1,18 +1,32 @@
 #include "simulator/trace.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
-#include <set>
+#include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <stdexcept>
-#include <unordered_map>
+#include <tuple>
 
 namespace ringlab::sim {
 
 namespace {
 
+// The writer formats its events by hand; everything that reads JSON
+// (merge_traces, the tests) uses nlohmann-json. Measured on 2 cores with
+// `ringlab sim all_reduce --ranks 64 --count 4096 --trace t.json` (36k events,
+// 4.7 MB), medians of 7 interleaved runs: 56 ms with this writer, 99 ms with
+// one nlohmann::json object dumped per event (27 ms without --trace); with
+// --ranks 256 --count 65536 --algo ring (131k events) 0.98 s against 1.13 s.
+// Building a json object per event costs about 2.5 us against 0.5 us for the
+// string here, and a traced tcp rank rewrites its file after every world.
 std::string escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -43,7 +57,8 @@ constexpr std::string_view kHeader = "{\"displayTimeUnit\":\"ns\",\"traceEvents\
 std::uint64_t flow_id(int src, int dst, Tag tag, std::uint64_t k) {
   // FNV-1a over the four fields; 53 bits so JSON readers keep it exact.
   std::uint64_t h = 1469598103934665603ull;
-  for (std::uint64_t v : {static_cast<std::uint64_t>(src), static_cast<std::uint64_t>(dst), tag, k}) {
+  for (std::uint64_t v :
+       {static_cast<std::uint64_t>(src), static_cast<std::uint64_t>(dst), tag, k}) {
     for (int i = 0; i < 8; ++i) {
       h ^= (v >> (8 * i)) & 0xFF;
       h *= 1099511628211ull;
@@ -99,8 +114,8 @@ void TraceWriter::slice(int rank, std::string_view name, std::string_view catego
                         double dur_us, std::string_view args_json) {
   if (!admit(rank, ts_us, dur_us)) return;
   std::string line = "{\"ph\":\"X\",\"pid\":0,\"tid\":" + std::to_string(rank) + ",\"name\":\"" +
-                     escape(name) + "\",\"cat\":\"" + escape(category) + "\",\"ts\":" + number(ts_us) +
-                     ",\"dur\":" + number(dur_us);
+                     escape(name) + "\",\"cat\":\"" + escape(category) +
+                     "\",\"ts\":" + number(ts_us) + ",\"dur\":" + number(dur_us);
   if (!args_json.empty()) line += ",\"args\":{" + std::string(args_json) + "}";
   emit(line + "}");
 }
@@ -125,16 +140,16 @@ void TraceWriter::close() {
   if (closed_) return;
   closed_ = true;
   if (dropped_total_ > 0) {
-    notes_.push_back("event limit " + std::to_string(options_.max_events) + " reached: " +
-                     std::to_string(dropped_total_) +
+    notes_.push_back("event limit " + std::to_string(options_.max_events) +
+                     " reached: " + std::to_string(dropped_total_) +
                      " later events are aggregated into one 'aggregated' slice per lane");
     for (std::size_t lane = 0; lane < dropped_.size(); ++lane) {
       const Dropped& d = dropped_[lane];
       if (d.count == 0) continue;
       emit("{\"ph\":\"X\",\"pid\":0,\"tid\":" + std::to_string(lane) +
            ",\"name\":\"aggregated\",\"cat\":\"aggregated\",\"ts\":" + number(d.first_us) +
-           ",\"dur\":" + number(d.last_us - d.first_us) + ",\"args\":{\"events\":" +
-           std::to_string(d.count) + "}}");
+           ",\"dur\":" + number(d.last_us - d.first_us) +
+           ",\"args\":{\"events\":" + std::to_string(d.count) + "}}");
     }
   }
   out_ << "\n],\"otherData\":{\"notes\":[";
@@ -177,14 +192,15 @@ void write_trace(const Run& run, const Prediction& prediction, const CostModel& 
           bytes[static_cast<std::size_t>(m.src)] += m.bytes;
         }
       const double t0 = prediction.steps[first].start_s * us;
-      const double t1 = (prediction.steps[last - 1].start_s + prediction.steps[last - 1].seconds) * us;
+      const double t1 =
+          (prediction.steps[last - 1].start_s + prediction.steps[last - 1].seconds) * us;
       for (std::size_t r = 0; r < lanes; ++r) {
         if (sends[r] + recvs[r] == 0) continue;
-        writer.slice(static_cast<int>(r),
-                     "steps " + std::to_string(first) + ".." + std::to_string(last - 1), "aggregated",
-                     t0, t1 - t0,
-                     "\"sends\":" + std::to_string(sends[r]) + ",\"recvs\":" + std::to_string(recvs[r]) +
-                         ",\"bytes_sent\":" + std::to_string(bytes[r]));
+        writer.slice(
+            static_cast<int>(r), "steps " + std::to_string(first) + ".." + std::to_string(last - 1),
+            "aggregated", t0, t1 - t0,
+            "\"sends\":" + std::to_string(sends[r]) + ",\"recvs\":" + std::to_string(recvs[r]) +
+                ",\"bytes_sent\":" + std::to_string(bytes[r]));
       }
     }
     writer.close();
@@ -205,10 +221,10 @@ void write_trace(const Run& run, const Prediction& prediction, const CostModel& 
       const double recv_at = start + recv_busy[dst];
       send_busy[src] += dur;
       recv_busy[dst] += dur;
-      const std::string args = "\"bytes\":" + std::to_string(m.bytes) + ",\"step\":" +
-                               std::to_string(k) + ",\"tag\":\"" + escape(describe_tag(m.tag)) +
-                               "\",\"provenance\":\"" +
-                               (m.payload.count ? escape(run.set(run.runs(m.payload)[0].set).to_string()) : "-") + "\"";
+      const std::string args =
+          "\"bytes\":" + std::to_string(m.bytes) + ",\"step\":" + std::to_string(k) +
+          ",\"tag\":\"" + escape(describe_tag(m.tag)) + "\",\"provenance\":\"" +
+          (m.payload.count ? escape(run.set(run.runs(m.payload)[0].set).to_string()) : "-") + "\"";
       writer.slice(m.src, "send to " + std::to_string(m.dst), "send", send_at, dur, args);
       writer.flow_start(m.id, m.src, send_at);
       writer.slice(m.dst, "recv from " + std::to_string(m.src), "recv", recv_at, dur, args);
@@ -224,9 +240,12 @@ void write_trace(const Run& run, const Prediction& prediction, const CostModel& 
       const auto r = static_cast<std::size_t>(w.rank);
       const double at = start + cost.comm_s * us + local_busy[r];
       local_busy[r] += dur;
-      const char* what = w.kind == WriteKind::Reduce ? "reduce" : w.kind == WriteKind::Copy ? "copy" : "divide";
-      writer.slice(w.rank, std::string(what) + " " + region.name, what, at, dur,
-                   "\"elements\":" + std::to_string(w.dst.count) + ",\"step\":" + std::to_string(k));
+      const char* what = w.kind == WriteKind::Reduce ? "reduce"
+                         : w.kind == WriteKind::Copy ? "copy"
+                                                     : "divide";
+      writer.slice(
+          w.rank, std::string(what) + " " + region.name, what, at, dur,
+          "\"elements\":" + std::to_string(w.dst.count) + ",\"step\":" + std::to_string(k));
     }
   }
   writer.close();
@@ -252,7 +271,8 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
   std::map<std::uint32_t, Posted> requests;
   std::map<std::tuple<int, int, Tag>, std::uint64_t> channel_counts;
   auto esize = [&](std::int32_t region) {
-    return region < 0 ? std::size_t{1} : element_size(log.regions[static_cast<std::size_t>(region)].dtype);
+    return region < 0 ? std::size_t{1}
+                      : element_size(log.regions[static_cast<std::size_t>(region)].dtype);
   };
   const std::int64_t origin = options.time_origin_ns;
   auto us = [origin](std::int64_t ns) { return static_cast<double>(ns - origin) / 1000.0; };
@@ -264,7 +284,8 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
       case EventKind::PostRecv: {
         const bool is_send = e.kind == EventKind::PostSend;
         const int src = is_send ? log.rank : e.peer, dst = is_send ? e.peer : log.rank;
-        const std::uint64_t k = (std::uint64_t{options.flow_series} << 32) + channel_counts[{src, dst, e.tag()}]++;
+        const std::uint64_t k =
+            (std::uint64_t{options.flow_series} << 32) + channel_counts[{src, dst, e.tag()}]++;
         requests[e.request] = {is_send, e.peer, e.tag(), k, e.count * esize(e.region), begin};
         break;
       }
@@ -289,59 +310,98 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
       case EventKind::Copy:
       case EventKind::Reduce:
       case EventKind::Divide: {
-        const char* what = e.kind == EventKind::Reduce ? "reduce" : e.kind == EventKind::Copy ? "copy" : "divide";
+        const char* what = e.kind == EventKind::Reduce ? "reduce"
+                           : e.kind == EventKind::Copy ? "copy"
+                                                       : "divide";
         // Named like write_trace's slices ("reduce buf") when the rank named the memory.
-        const std::string name = e.region >= 0 ? std::string(what) + " " + log.regions[static_cast<std::size_t>(e.region)].name : what;
+        const std::string name =
+            e.region >= 0
+                ? std::string(what) + " " + log.regions[static_cast<std::size_t>(e.region)].name
+                : what;
         writer.slice(log.rank, name, what, us(begin), us(end) - us(begin),
                      "\"bytes\":" + std::to_string(e.count * esize(e.region)));
         break;
       }
       case EventKind::Alloc:
-      case EventKind::Free: break;
+      case EventKind::Free:
+        break;
     }
   }
   writer.close();
 }
 
+namespace {
+
+// Writes through a temporary file beside `path`, flushed to disk and renamed
+// over it, so a reader (or a merge appending to it) never sees half a file.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write) {
+  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  try {
+    {
+      std::ofstream out(temporary);
+      if (!out) throw std::runtime_error("cannot write trace file '" + temporary + "'");
+      write(out);
+      out.close();
+      if (!out)
+        throw std::runtime_error("cannot write trace file '" + temporary + "' (disk full?)");
+    }
+    const int fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
+    const bool synced = fd >= 0 && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!synced) throw std::runtime_error("cannot flush trace file '" + temporary + "' to disk");
+    std::filesystem::rename(temporary, path);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
+}
+
+}  // namespace
+
 std::size_t merge_traces(const std::vector<std::string>& inputs, const std::string& output) {
-  std::vector<std::string> events, notes;
-  std::set<std::string> metadata;
+  using nlohmann::json;
+  // Each file's events are parsed, then kept as text: only one file's tree
+  // is in memory at a time. About 0.9 s and 220 MB for one file of 131k
+  // events (19 MB) on 2 cores; the trace limit bounds both.
+  std::vector<std::string> events;
+  json notes = json::array();
+  // Metadata ("ph":"M") names the process and the lanes, the same in every
+  // rank's file: the first naming of each (pid, tid, what) is kept. A lane
+  // named again (its rank's file from a later world of the same job, or a
+  // merged file merged again) keeps its first name.
+  std::set<std::tuple<std::int64_t, std::int64_t, std::string>> named;
   for (const std::string& path : inputs) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot read trace file '" + path + "'");
-    std::string line;
-    bool seen_header = false;
-    while (std::getline(in, line)) {
-      if (line == kHeader) {
-        seen_header = true;
-        continue;
+    try {
+      json trace = json::parse(in);
+      if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array())
+        throw std::runtime_error("no \"traceEvents\" list");
+      for (json& event : trace["traceEvents"]) {
+        if (event.at("ph") == "M") {
+          auto naming =
+              std::tuple(event.at("pid").get<std::int64_t>(), event.value("tid", std::int64_t{-1}),
+                         event.at("name").get<std::string>());
+          if (!named.insert(std::move(naming)).second) continue;
+        }
+        events.push_back(event.dump());
       }
-      if (line.rfind("],\"otherData\":{\"notes\":[", 0) == 0) {
-        // Keep the notes as they are: a list of JSON strings.
-        std::string inner = line.substr(std::string_view("],\"otherData\":{\"notes\":[").size());
-        inner = inner.substr(0, inner.size() - std::string_view("]}}").size());
-        if (!inner.empty()) notes.push_back(inner);
-        break;
-      }
-      if (line.empty()) continue;
-      if (line.back() == ',') line.pop_back();
-      // Process metadata is the same in every file: keep one. A lane named
-      // again (its rank's file from a later world of the same job, or a
-      // merged file merged again) keeps its first naming.
-      if (line.find("\"name\":\"process_name\"") != std::string::npos && !events.empty()) continue;
-      if (line.find("\"ph\":\"M\"") != std::string::npos && !metadata.insert(line).second) continue;
-      events.push_back(line);
+      const auto other = trace.find("otherData");
+      if (other != trace.end() && other->contains("notes"))
+        for (json& note : other->at("notes")) notes.push_back(std::move(note));
+    } catch (const std::exception& e) {
+      throw std::runtime_error("'" + path +
+                               "' is not a Chrome trace ringlab can merge: " + e.what());
     }
-    if (!seen_header)
-      throw std::runtime_error("'" + path + "' is not a trace written by ringlab's TraceWriter");
   }
-  std::ofstream out(output);
-  if (!out) throw std::runtime_error("cannot write trace file '" + output + "'");
-  out << kHeader << '\n';
-  for (std::size_t i = 0; i < events.size(); ++i) out << (i ? ",\n" : "") << events[i];
-  out << "\n],\"otherData\":{\"notes\":[";
-  for (std::size_t i = 0; i < notes.size(); ++i) out << (i ? "," : "") << notes[i];
-  out << "]}}\n";
+  write_file_atomically(output, [&](std::ostream& out) {
+    // The layout TraceWriter writes: one event per line.
+    out << kHeader << '\n';
+    for (std::size_t i = 0; i < events.size(); ++i) out << (i ? ",\n" : "") << events[i];
+    out << "\n],\"otherData\":" << json{{"notes", notes}}.dump() << "}\n";
+  });
   return events.size();
 }
 

@@ -5,8 +5,9 @@
 // TraceWriter streams events and keeps files bounded: past max_events it
 // stops writing single events, counts what it drops per lane, and at close()
 // writes one "aggregated" slice per lane and a note in "otherData" saying so.
-// Files it writes have one event per line, so merge_traces() can combine
-// per-rank files (from a TCP run: one per process) without parsing JSON.
+// It formats events by hand, one per line (trace.cpp says why: speed);
+// merge_traces() reads files with nlohmann-json and combines per-rank files
+// (from a TCP run: one per process) into one.
 //
 // Flow ids are computed from (src, dst, tag, k), k = how many messages went
 // on that (src, dst, tag) before: the sender and the receiver compute the same
@@ -86,7 +87,11 @@ void write_trace(const Run& run, const Prediction& prediction, const CostModel& 
 // wall-clock time: a per-rank file that merge_traces() combines.
 void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions options = {});
 
-// Combines files written by TraceWriter into one; returns how many events.
+// Combines Chrome trace files (those TraceWriter writes, or a merged one)
+// into `output`, written atomically (it may be one of the inputs); keeps the
+// first naming of the process and of each lane, and every note. Returns how
+// many events it wrote. Throws std::runtime_error naming a file that cannot
+// be read or is not a trace.
 std::size_t merge_traces(const std::vector<std::string>& inputs, const std::string& output);
 
 }  // namespace ringlab::sim

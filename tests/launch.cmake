@@ -26,7 +26,7 @@ set_tests_properties(netns_allreduce PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 
 # Chrome traces of real TCP runs: ringlab run --trace, lesson/bench --trace,
 # compared with ringlab sim --trace.
-ringlab_test(test_trace_tcp test_trace_tcp.cpp)
+ringlab_test(test_trace_tcp test_trace_tcp.cpp LIBS nlohmann_json::nlohmann_json)
 target_compile_definitions(test_trace_tcp PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_trace_tcp ringlab)
 set_tests_properties(test_trace_tcp PROPERTIES TIMEOUT 300)

@@ -8,19 +8,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include "json_mini.hpp"
 #include "run_program.hpp"
 
 namespace {
 
-using json_mini::Json;
+using nlohmann::json;
 using ringlab::testing::ProgramRun;
 using ringlab::testing::run_shell;
 
@@ -58,7 +60,7 @@ struct FlowEnd {
 struct Trace {
   std::set<int> lanes;  // named by thread_name
   std::vector<Slice> slices;
-  std::map<double, std::vector<FlowEnd>> starts, ends;  // by flow id
+  std::map<std::uint64_t, std::vector<FlowEnd>> starts, ends;  // by flow id
   std::vector<std::string> notes;
   std::size_t events = 0;
   int count(const std::string& category) const {
@@ -68,22 +70,23 @@ struct Trace {
 };
 
 Trace load(const std::string& path) {
-  const Json json = json_mini::parse_file(path);
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  const json trace = json::parse(in);
   Trace t;
-  for (const Json& e : json["traceEvents"].arr()) {
+  for (const json& e : trace.at("traceEvents")) {
     ++t.events;
-    const std::string ph = e["ph"].str();
-    const int lane = e.has("tid") ? static_cast<int>(e["tid"].num()) : -1;
-    if (ph == "M" && e["name"].str() == "thread_name") t.lanes.insert(lane);
+    const std::string ph = e.at("ph");
+    const int lane = e.contains("tid") ? e.at("tid").get<int>() : -1;
+    if (ph == "M" && e.at("name") == "thread_name") t.lanes.insert(lane);
     if (ph == "X") {
-      std::string tag;
-      if (e.has("args") && e["args"].has("tag")) tag = e["args"]["tag"].str();
-      t.slices.push_back({lane, e["name"].str(), e["cat"].str(), tag, e["ts"].num(), e["dur"].num()});
+      const std::string tag = e.contains("args") ? e.at("args").value("tag", "") : "";
+      t.slices.push_back({lane, e.at("name"), e.at("cat"), tag, e.at("ts"), e.at("dur")});
     }
-    if (ph == "s") t.starts[e["id"].num()].push_back({lane, e["ts"].num()});
-    if (ph == "f") t.ends[e["id"].num()].push_back({lane, e["ts"].num()});
+    if (ph == "s") t.starts[e.at("id").get<std::uint64_t>()].push_back({lane, e.at("ts")});
+    if (ph == "f") t.ends[e.at("id").get<std::uint64_t>()].push_back({lane, e.at("ts")});
   }
-  for (const Json& n : json["otherData"]["notes"].arr()) t.notes.push_back(n.str());
+  for (const json& n : trace.at("otherData").at("notes")) t.notes.push_back(n);
   return t;
 }
 
