@@ -21,6 +21,7 @@
 //   r.hidden_fraction();
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -53,7 +54,8 @@ struct OverlapReport {
   double communication_s = 0;  // the sum of the buckets' all_reduce times
   double finish_s = 0;
   double exposed_s() const { return finish_s - backward_s; }
-  double hidden_s() const { return communication_s - exposed_s(); }
+  // Never below 0 (rounding could make communication - exposed a hair negative).
+  double hidden_s() const { return std::max(0.0, communication_s - exposed_s()); }
   double hidden_fraction() const { return communication_s > 0 ? hidden_s() / communication_s : 0; }
 };
 
