@@ -411,10 +411,9 @@ TEST_SUITE("training_lessons") {
 
   TEST_CASE("ringlab sim ddp: how much all_reduce hides behind backward, in closed form") {
     // 4 MiB of parameters in 4 layers and buckets of 1 MiB, 2 ranks, alpha 0,
-    // 1 GB/s: each bucket's
-    // ring all_reduce takes 2(P-1)/P * 1 MiB / 1 GB/s = 1.048576 ms; they are
-    // ready at 25, 50, 75 and 100 ms, so only the last one is exposed: 3 of 4
-    // hidden.
+    // 1 GB/s: each bucket's ring all_reduce takes 2(P-1)/P * 1 MiB / 1 GB/s =
+    // 1.048576 ms; they are ready at 25, 50, 75 and 100 ms, so only the last
+    // one is exposed: 3 of 4 hidden.
     const ProgramRun run = run_ringlab(
         "sim ddp --params 1048576 --layers 4 --bucket-mb 1 --first-bucket-mb 1 --backward-ms 100 "
         "--ranks 2 --algo ring --alpha 0 --bandwidth 1");
