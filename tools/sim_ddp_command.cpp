@@ -9,8 +9,11 @@
 namespace ringlab::cli {
 
 void add_ddp_sim_options(CLI::App& sim, DdpSimOptions& o) {
-  sim.add_option("--params", o.params, "ddp: float32 parameters in the model (default 25e6)")
-      ->check(CLI::Range(1.0, 1e12));
+  // Up to 4e9 (16 GB of gradients): the simulator records every message of
+  // each all_reduce it prices, and the whole model's is one of them.
+  sim.add_option("--params", o.params,
+                 "ddp: float32 parameters in the model (default 25e6, at most 4e9)")
+      ->check(CLI::Range(1.0, 4e9));
   sim.add_option("--layers", o.layers, "ddp: parameter tensors, produced in turn (default 50)")
       ->check(CLI::Range(1, 1000000));
   sim.add_option("--bucket-mb", o.bucket_mb, "ddp: bucket_cap_mb (default 25)")

@@ -51,8 +51,8 @@ std::string ddp_prefix(const ProcessGroup& pg) {
 DistributedDataParallel::DistributedDataParallel(Module& module, ProcessGroup& pg,
                                                  DdpOptions options)
     : module_(module), pg_(pg), options_(options), params_(module.named_parameters()) {
-  if (options_.bucket_cap_mb < 0)
-    throw std::invalid_argument(ddp_prefix(pg_) + "bucket_cap_mb must be >= 0, got " +
+  if (!(options_.bucket_cap_mb >= 0 && options_.bucket_cap_mb <= 1e9))
+    throw std::invalid_argument(ddp_prefix(pg_) + "bucket_cap_mb must be between 0 and 1e9, got " +
                                 std::to_string(options_.bucket_cap_mb));
   verify_same_shapes();
   broadcast_state();

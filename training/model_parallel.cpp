@@ -47,7 +47,8 @@ FloatTensor ToyMpModel::recv_matrix(int src, int tag) {
   Tensor header = Tensor::zeros(2, DType::Int64);
   pg_.recv(header, src, tag);
   const auto shape = header.data<std::int64_t>();
-  if (shape[0] < 0 || shape[1] < 0 || shape[0] * shape[1] > (std::int64_t{1} << 32))
+  constexpr std::int64_t kMaxSide = std::int64_t{1} << 24;  // far beyond any ToyMpModel batch
+  if (shape[0] < 0 || shape[1] < 0 || shape[0] > kMaxSide || shape[1] > kMaxSide)
     throw std::runtime_error("rank " + std::to_string(pg_.rank()) + ": ToyMpModel: rank " +
                              std::to_string(src) + " announced a [" + std::to_string(shape[0]) +
                              ", " + std::to_string(shape[1]) + "] tensor");

@@ -17,7 +17,8 @@ OverlapReport simulate_overlap(const OverlapScenario& s, const AllReduceCost& al
     throw std::invalid_argument(
         "ddp overlap: --layers must be between 1 and the number of parameters, got " +
         std::to_string(s.layers));
-  if (s.bucket_cap_mb < 0) throw std::invalid_argument("ddp overlap: --bucket-mb must be >= 0");
+  if (!(s.bucket_cap_mb >= 0 && s.bucket_cap_mb <= 1e9))
+    throw std::invalid_argument("ddp overlap: --bucket-mb must be between 0 and 1e9");
   if (s.backward_s < 0) throw std::invalid_argument("ddp overlap: the backward time must be >= 0");
 
   // Layer sizes in the order backward produces them; the remainder of an
