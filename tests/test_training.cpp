@@ -488,6 +488,26 @@ TEST_SUITE("training_ddp") {
     });
   }
 
+  TEST_CASE("DDP's constructor broadcasts buffers too") {
+    // A layer with a running statistic, as BatchNorm keeps one.
+    struct WithBuffer final : Module {
+      Linear fc{2, 2};
+      FloatTensor running = FloatTensor::vector(3);
+      FloatTensor forward(const FloatTensor& x) override { return fc.forward(x); }
+      FloatTensor backward(const FloatTensor& g) override { return fc.backward(g); }
+      std::vector<NamedParameter> named_parameters() override { return fc.named_parameters(); }
+      std::vector<NamedBuffer> named_buffers() override { return {{"running", &running}}; }
+      std::string describe() const override { return "WithBuffer"; }
+    };
+    with_groups(3, [](ProcessGroup& pg) {
+      WithBuffer model;
+      model.running.fill(static_cast<float>(10 + pg.rank()));
+      DistributedDataParallel ddp(model, pg);
+      for (float v : model.running.values()) CHECK(v == 10.0f);
+      CHECK(ddp.state_dict().back().name == "module.running");
+    });
+  }
+
   TEST_CASE("models that differ between ranks fail on every rank, naming the parameter") {
     Errors errors(2);
     with_groups(2, [&](ProcessGroup& pg) {
