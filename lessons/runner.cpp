@@ -34,7 +34,8 @@ void run_lesson(const Lesson& lesson, const RunOptions& options) {
   for (int world : worlds)
     if (const std::string why = world_problem(lesson, world); !why.empty())
       throw std::invalid_argument("lesson " + std::string(lesson.name) + " cannot run on " +
-                                  std::to_string(world) + " ranks: " + why);
+                                  std::to_string(world) + (world == 1 ? " rank: " : " ranks: ") +
+                                  why);
   for (int world : worlds)
     backends::run_ranks(
         options.backend, world, [&](ProcessGroup& pg) { lesson.run(pg, options.args); },

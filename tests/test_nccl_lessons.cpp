@@ -91,7 +91,7 @@ TEST_CASE("pingpong needs two ranks: at world size 1 it fails as on every backen
     INFO(run.output);
     CHECK(run.status != 0);
     // Refused before any rank starts (lessons/registry.cpp), on every backend.
-    CHECK(run.output.find("cannot run on 1 ranks: rank 0 and rank 1 pass the tensor: it needs at "
+    CHECK(run.output.find("cannot run on 1 rank: rank 0 and rank 1 pass the tensor: it needs at "
                           "least 2 ranks") != std::string::npos);
   }
 }
