@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -16,6 +17,9 @@ namespace ringlab::lessons {
 
 struct LessonArgs {
   int root = -1;  // src/dst for rooted collectives; -1: the article's choice
+  std::optional<double> lr;  // learning rate of the training lessons (default: each one's)
+  std::optional<int> steps;  // training steps (train) or epochs (horovod)
+  std::string checkpoint;    // ddp_checkpoint: where to save and keep it ("": a temporary file)
 };
 
 struct Lesson {
@@ -23,7 +27,16 @@ struct Lesson {
   std::string_view teaches;  // one line for `ringlab lesson --list`
   int default_world_size;
   void (*run)(ProcessGroup& pg, const LessonArgs& args);
+  // Why the lesson cannot run on `world` ranks, or "" when it can; nullptr:
+  // any world. Checked before any rank starts.
+  std::string (*world_problem)(int world) = nullptr;
+  // Without --world-size the lesson runs on default_world_size ranks, then
+  // again on this many (0: not again): ddp_grad_average's 14.0, then 7.0.
+  int then_world_size = 0;
 };
+
+// Why `lesson` cannot run on `world` ranks ("" when it can).
+std::string world_problem(const Lesson& lesson, int world);
 
 std::span<const Lesson> all_lessons();
 // Throws std::invalid_argument listing the lessons when name is unknown.

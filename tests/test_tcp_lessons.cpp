@@ -148,6 +148,15 @@ TEST_CASE("reduce over TCP at other world sizes and destinations") {
   }
 }
 
+TEST_CASE("reduce keeps the article's dst=3 at any world size that has a rank 3") {
+  // Without --root: rank 3 on 4 or more ranks (the article's literal
+  // argument), the last rank below that (lessons/reduce.cpp).
+  for (const auto& [world, root] : std::vector<std::pair<int, int>>{{6, 3}, {5, 3}, {4, 3}, {3, 2}}) {
+    CAPTURE(world);
+    CHECK(canonical_lesson("reduce -n " + std::to_string(world)) == expected_reduce(world, root));
+  }
+}
+
 TEST_CASE("reduce_scatter over TCP") {
   // Rank r's entry j is input(r) * (j+1); rank j ends with the sum over r of
   // entry j: (j+1) * [16, 20].

@@ -53,7 +53,7 @@ void add_common_options(CLI::App& sub, LessonCommand& cmd) {
 void run_lesson_command(LessonCommand& cmd) {
   if (cmd.list) {
     for (const auto& lesson : lessons::all_lessons())
-      std::printf("%-16s world %d  %.*s\n", std::string(lesson.name).c_str(),
+      std::printf("%-18s world %d  %.*s\n", std::string(lesson.name).c_str(),
                   lesson.default_world_size, static_cast<int>(lesson.teaches.size()),
                   lesson.teaches.data());
     return;
@@ -72,6 +72,13 @@ void add_lesson_commands(CLI::App& app) {
   lesson->add_option("name", cmd->name, "lesson name (see --list)");
   lesson->add_flag("--list", cmd->list, "list the lessons");
   lesson->add_option("--root", cmd->options.args.root, "src/dst rank of a rooted collective");
+  lesson->add_option("--lr", cmd->options.args.lr, "training lessons: the learning rate")
+      ->check(CLI::Range(0.0, 1000.0));
+  lesson->add_option("--steps", cmd->options.args.steps,
+                     "train: steps (default 3); horovod: epochs (default 3)")
+      ->check(CLI::Range(1, 100000));
+  lesson->add_option("--checkpoint", cmd->options.args.checkpoint,
+                     "ddp_checkpoint: save the checkpoint here and keep it");
   add_common_options(*lesson, *cmd);
   add_trace_option(*lesson);
   lesson->callback([cmd] { run_lesson_command(*cmd); });

@@ -1,6 +1,7 @@
 // `ringlab sim OP --algo A --ranks P --bytes N [--topology T --alpha US
 //  --bandwidth GBPS --gamma NSPB] [--compare] [--bench] [--trace FILE]`
-// and `ringlab sim parameter_server --servers S --workers W --keys K ...`.
+// `ringlab sim parameter_server --servers S --workers W --keys K ...` and
+// `ringlab sim ddp --params N --bucket-mb B ...` (tools/sim_ddp_command.cpp).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "simulator/record.hpp"
 #include "simulator/trace.hpp"
 #include "tools/commands.hpp"
+#include "tools/sim_ddp.hpp"
 
 namespace ringlab::cli {
 
@@ -46,6 +48,7 @@ struct SimCommand {
   std::string engine = "fibers";
   int steps = -1;  // -1: auto; 0: no; 1: yes
   PsScenario ps;
+  DdpSimOptions ddp;
 };
 
 CostModel model_of(const SimCommand& c) {
@@ -283,6 +286,7 @@ void run_parameter_server_command(SimCommand& c) {
 
 void run_sim_command(SimCommand& c) {
   if (c.op == "parameter_server" || c.op == "ps") return run_parameter_server_command(c);
+  if (c.op == "ddp") return run_sim_ddp(c.ddp, c.ranks, c.algorithm, model_of(c), c.compare);
   const Collective collective = parse_collective(c.op);
   const CostModel model = model_of(c);
   if (c.compare) return run_compare(c, collective, model);
@@ -331,7 +335,8 @@ void add_sim_command(CLI::App& app) {
       "sim", "simulate a collective on virtual ranks: every message and buffer, a cost model");
   sub->add_option("op", cmd->op,
                   "all_reduce, broadcast, reduce, all_gather, reduce_scatter, all_to_all, gather, "
-                  "scatter, barrier, or parameter_server");
+                  "scatter, barrier, parameter_server, or ddp (how much all_reduce hides behind "
+                  "backward)");
   sub->add_option("--algo,--algorithm", cmd->algorithm, "algorithm name (default: the op's)");
   sub->add_option("--ranks,-n", cmd->ranks, "virtual ranks")->check(CLI::Range(1, 1024));
   sub->add_option("--bytes", cmd->bytes,
@@ -364,6 +369,7 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--iterations", cmd->ps.iterations, "parameter_server: push/pull rounds");
   sub->add_option("--lr", cmd->ps.learning_rate, "parameter_server: learning rate");
   sub->add_option("--seed", cmd->ps.seed, "parameter_server: which keys are picked");
+  add_ddp_sim_options(*sub, cmd->ddp);
   sub->callback([cmd] { run_sim_command(*cmd); });
 }
 
