@@ -21,8 +21,7 @@ include(CMakePackageConfigHelpers)
 # ---- the bundle a program links --------------------------------------------------
 #
 # The libraries a user program calls, bottom to top; those this build lacks
-# are skipped. The training library joins once it exists; its headers still
-# need a ringlab_public_headers() line below. What these link privately (the launcher and the simulator, behind
+# are skipped. What these link privately (the launcher and the simulator, behind
 # the tcp backend's launches and traces; the NCCL kernels) is installed too,
 # found by following the links, but its headers are not.
 set(ringlab_bundle_libraries
@@ -33,7 +32,7 @@ set(ringlab_bundle_libraries
     ringlab_nccl          # where built
     ringlab_primitives
     ringlab_backends
-    ringlab_training)     # once it exists
+    ringlab_training)
 set(ringlab_present "")
 foreach(library IN LISTS ringlab_bundle_libraries)
   if(TARGET ${library})
@@ -82,6 +81,20 @@ ringlab_public_headers(ringlab_primitives
   primitives/comm.hpp
   primitives/process_group.hpp)
 ringlab_public_headers(ringlab_backends backends/backends.hpp)
+# training/overlap.hpp (the bucketing cost model) stays private: it includes
+# the simulator's headers.
+ringlab_public_headers(ringlab_training
+  training/buckets.hpp
+  training/checkpoint.hpp
+  training/ddp.hpp
+  training/float_tensor.hpp
+  training/format.hpp
+  training/horovod.hpp
+  training/init.hpp
+  training/loss.hpp
+  training/model_parallel.hpp
+  training/module.hpp
+  training/sgd.hpp)
 
 # ---- what gets installed -------------------------------------------------------------
 #
