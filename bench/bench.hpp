@@ -7,7 +7,7 @@
 // the collective's row (primitives/collectives.hpp: 2(n-1)/n for all_reduce;
 // (n-1)/n for all_gather, reduce_scatter, all_to_all, gather, scatter; 1 for
 // broadcast and reduce) or 1 for sendrecv. Where no algorithm is named the
-// process group's default runs.
+// process group's default runs (all_reduce: auto).
 #pragma once
 
 #include <cstddef>

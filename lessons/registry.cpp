@@ -21,16 +21,26 @@ namespace {
 constexpr Lesson kLessons[] = {
     {"pingpong", "send/recv: two ranks pass a tensor back and forth", 2, pingpong},
     {"pingpong_async", "isend/irecv: the same ping-pong with Work handles", 2, pingpong_async},
-    {"broadcast", "broadcast: everyone gets the src rank's tensor", 4, broadcast},
-    {"scatter", "scatter: the src rank hands entry r of its list to rank r", 4, scatter},
-    {"gather", "gather: the dst rank collects every rank's tensor", 4, gather},
-    {"reduce", "reduce: the dst rank gets the sum; the others keep Gloo's partial sums", 4, reduce},
-    {"all_gather", "all_gather: everyone collects every rank's tensor", 4, all_gather},
-    {"all_reduce", "all_reduce: everyone gets the sum", 4, all_reduce},
+    {"broadcast", "broadcast: everyone gets the src rank's tensor", 4, broadcast,
+     Collective::Broadcast},
+    {"scatter", "scatter: the src rank hands entry r of its list to rank r", 4, scatter,
+     Collective::Scatter},
+    {"gather", "gather: the dst rank collects every rank's tensor", 4, gather, Collective::Gather},
+    // The partial sums the article prints on the other ranks are Gloo's ring's.
+    {"reduce", "reduce: the dst rank gets the sum; the others keep Gloo's partial sums", 4, reduce,
+     Collective::Reduce, "gloo_ring"},
+    {"all_gather", "all_gather: everyone collects every rank's tensor", 4, all_gather,
+     Collective::AllGather},
+    // The article teaches the ring all-reduce; the process group's default
+    // is auto.
+    {"all_reduce", "all_reduce: everyone gets the sum", 4, all_reduce, Collective::AllReduce,
+     "ring"},
     {"reduce_scatter", "reduce_scatter: the sum, cut in parts, one part per rank", 4,
-     reduce_scatter},
-    {"all_to_all", "all_to_all: entry j of rank r goes to rank j (a transpose)", 4, all_to_all},
-    {"barrier", "barrier: nobody passes until everybody has arrived", 4, barrier},
+     reduce_scatter, Collective::ReduceScatter},
+    {"all_to_all", "all_to_all: entry j of rank r goes to rank j (a transpose)", 4, all_to_all,
+     Collective::AllToAll},
+    {"barrier", "barrier: nobody passes until everybody has arrived", 4, barrier,
+     Collective::Barrier},
 };
 }  // namespace
 

@@ -53,7 +53,7 @@ struct Algorithm {
 // One table per collective (registry.cpp). Each lists first the algorithm the
 // simulator and the GUI show when none is named: one algorithm's own
 // messages. A ProcessGroup's default is the row's default_algorithm
-// (collectives.hpp).
+// (collectives.hpp), which for all_reduce is auto.
 std::span<const Algorithm<BroadcastFn>> broadcast_algorithms();
 std::span<const Algorithm<ScatterFn>> scatter_algorithms();
 std::span<const Algorithm<GatherFn>> gather_algorithms();
@@ -98,12 +98,12 @@ void reduce_scatter_ring(Comm&, Elems buf, std::span<const Chunk> blocks, Reduce
 void reduce_scatter_recursive_halving(Comm&, Elems buf, std::span<const Chunk> blocks,
                                       ReduceOp op);
 // all_reduce.cpp
-void all_reduce_ring(Comm&, Elems buf, ReduceOp op);  // default
+void all_reduce_ring(Comm&, Elems buf, ReduceOp op);  // listed first
 void all_reduce_reduce_broadcast(Comm&, Elems buf, ReduceOp op);
 void all_reduce_recursive_doubling(Comm&, Elems buf, ReduceOp op);
 void all_reduce_rabenseifner(Comm&, Elems buf, ReduceOp op);
 void all_reduce_binary_tree(Comm&, Elems buf, ReduceOp op);
-void all_reduce_auto(Comm&, Elems buf, ReduceOp op);  // by size: one of the above
+void all_reduce_auto(Comm&, Elems buf, ReduceOp op);  // by size: one of the above; the default
 // all_to_all.cpp
 void all_to_all_pairwise(Comm&, Elems send, std::span<const Chunk> send_blocks, Elems recv,
                          std::span<const Chunk> recv_blocks);

@@ -121,8 +121,9 @@ constexpr CollectiveInfo kTable[] = {
      BusFactor::RanksLessOneOfAll, "flat", run_gather, group_gather},
     {Collective::Reduce, "reduce", true, true, true, Shape::Tensor, Shape::Tensor,
      kBuf, kNoBuffer, BusFactor::One, "gloo_ring", run_reduce, group_reduce},
+    // auto, as NCCL and MPI choose for the caller; the lessons name the ring.
     {Collective::AllReduce, "all_reduce", false, true, true, Shape::Tensor, Shape::Tensor,
-     kBuf, kNoBuffer, BusFactor::TwiceRanksLessOne, "ring", run_all_reduce, group_all_reduce},
+     kBuf, kNoBuffer, BusFactor::TwiceRanksLessOne, "auto", run_all_reduce, group_all_reduce},
     {Collective::AllGather, "all_gather", false, false, false, Shape::Tensor, Shape::List,
      {"buf", Extent::Blocks, Input::OwnBlock}, kNoBuffer,
      BusFactor::RanksLessOneOfAll, "ring", run_all_gather, group_all_gather},

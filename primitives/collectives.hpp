@@ -120,7 +120,8 @@ struct CollectiveInfo {
   BusFactor bus;
   // What a ProcessGroup runs when no algorithm is named (so `ringlab bench`
   // and every user program). The simulator and the GUI show the first of the
-  // algorithm table instead (algorithm_names).
+  // algorithm table instead (algorithm_names), which for all_reduce is the
+  // ring: auto only hands over to one of the others.
   std::string_view default_algorithm;
   // Runs `algorithm` (a name of the row's table; "" = default_algorithm) on
   // laid-out buffers, then finishes AVG (divides the result by the world

@@ -160,11 +160,14 @@ void ProcessGroup::set_algorithm(Collective c, std::string name) {
   options_.algorithms[c] = std::move(name);
 }
 
-std::string ProcessGroup::algorithm(Collective c) const {
-  auto it = options_.algorithms.find(c);
-  return it == options_.algorithms.end() ? std::string(collective_info(c).default_algorithm)
-                                         : it->second;
+std::string algorithm_in_effect(const ProcessGroupOptions& options, Collective c) {
+  auto it = options.algorithms.find(c);
+  if (it == options.algorithms.end() || it->second.empty() || it->second == "default")
+    return std::string(collective_info(c).default_algorithm);
+  return it->second;
 }
+
+std::string ProcessGroup::algorithm(Collective c) const { return algorithm_in_effect(options_, c); }
 
 std::string ProcessGroup::prefix(Collective c) const {
   return "rank " + std::to_string(rank()) + ": " + std::string(collective_name(c)) + ": ";

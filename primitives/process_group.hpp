@@ -6,7 +6,8 @@
 //   w.wait();
 //
 // Each collective runs the algorithm chosen in Options, or else its row's
-// default_algorithm (collectives.hpp). Asynchronous calls run in order on one worker
+// default_algorithm (collectives.hpp; all_reduce: auto, as NCCL and MPI
+// choose for the caller). Asynchronous calls run in order on one worker
 // thread per group; a synchronous call first waits for earlier async ones.
 #pragma once
 
@@ -58,6 +59,11 @@ struct ProcessGroupOptions {
   // all_gather per collective; benchmarks turn it off.
   bool check_arguments = true;
 };
+
+// The algorithm a group made with these options runs for c: the one named
+// there, else ("" or "default" too) the row's default_algorithm. The group
+// checks the names when it is made.
+std::string algorithm_in_effect(const ProcessGroupOptions& options, Collective c);
 
 class ProcessGroup {
  public:

@@ -26,7 +26,7 @@ void add_bench_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("bench", "time a collective, nccl-tests style");
   sub->add_option("--op", cmd->options.op, bench::benchmark_ops_text());
   sub->add_option("--algorithm", cmd->options.algorithm,
-                  "algorithm name (default: the process group's)");
+                  "algorithm name (default: the process group's; all_reduce: auto)");
   sub->add_option("--backend", cmd->backend, "where the ranks run: " + backends::backends_help())
       ->check(CLI::IsMember(backends::backend_names()));
   sub->add_option("-n,--ranks", cmd->ranks, "number of ranks")->check(CLI::Range(1, 1024));
