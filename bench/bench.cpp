@@ -40,16 +40,30 @@ std::pair<std::size_t, std::size_t> parse_size_range(const std::string& text) {
   return range;
 }
 
-double bus_factor(const std::string& op, int ranks) {
-  const double n = ranks;
-  if (op == "all_reduce") return 2 * (n - 1) / n;
-  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all" || op == "gather" ||
-      op == "scatter")
-    return (n - 1) / n;
-  if (op == "broadcast" || op == "reduce" || op == "sendrecv") return 1;
-  throw std::invalid_argument("unknown benchmark op '" + op +
-                              "': use all_reduce, all_gather, reduce_scatter, all_to_all, "
-                              "gather, scatter, broadcast, reduce or sendrecv");
+std::vector<std::string> benchmark_ops() {
+  std::vector<std::string> ops;
+  for (const CollectiveInfo& row : collective_table())
+    if (row.input != Shape::None) ops.emplace_back(row.name);
+  ops.emplace_back("sendrecv");
+  return ops;
+}
+
+std::string benchmark_ops_text() {
+  const auto ops = benchmark_ops();
+  std::string text;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == ops.size() ? " or " : ", ") + ops[i];
+  return text;
+}
+
+const CollectiveInfo* benchmark_op(const std::string& op) {
+  if (op == "sendrecv") return nullptr;
+  const CollectiveInfo* collective = find_collective(op);
+  if (collective && collective->input != Shape::None) return collective;
+  throw std::invalid_argument(
+      (collective ? std::string(collective->name) + " moves no data, so it has no bandwidth"
+                  : "unknown benchmark op '" + op + "'") +
+      ": use " + benchmark_ops_text());
 }
 
 namespace {
@@ -60,87 +74,94 @@ using Clock = std::chrono::steady_clock;
 // operation to time, and a closed-form check of what it produced.
 class Case {
  public:
-  Case(ProcessGroup& pg, const BenchOptions& o, std::size_t count)
-      : pg_(pg), o_(o), count_(count), world_(pg.size()), rank_(pg.rank()) {
+  // collective: nullptr for sendrecv.
+  Case(ProcessGroup& pg, const BenchOptions& o, const CollectiveInfo* collective, std::size_t count)
+      : pg_(pg),
+        o_(o),
+        collective_(collective),
+        count_(count),
+        world_(pg.size()),
+        rank_(pg.rank()) {
     auto make = [&](std::size_t n) { return Tensor(o.dtype, {static_cast<std::int64_t>(n)}); };
     tensor_ = make(count);
-    // Only the ops that take lists get them: P more tensors of the same size
-    // each would cost memory (and time to fill) for nothing.
-    const std::string& op = o.op;
-    const bool in_list =
-        op == "reduce_scatter" || op == "all_to_all" || op == "scatter" || op == "sendrecv";
-    const bool out_list =
-        op == "all_gather" || op == "all_to_all" || op == "gather" || op == "sendrecv";
-    for (int r = 0; r < world_; ++r) {
-      if (in_list) in_list_.push_back(make(count));
-      if (out_list) out_list_.push_back(make(count));
-    }
+    // Lists only where the collective's shape takes them, on the ranks that
+    // pass them: P more tensors of the same size would cost memory (and time
+    // to fill) for nothing. sendrecv sends one and receives one.
+    const bool is_root = rank_ == o.root;
+    auto passes = [&](Shape s) { return s == Shape::List || (s == Shape::RootList && is_root); };
+    const int inputs = !collective ? 1 : passes(collective->input) ? world_ : 0;
+    const int outputs = !collective ? 1 : passes(collective->output) ? world_ : 0;
+    for (int r = 0; r < inputs; ++r) in_list_.push_back(make(count));
+    for (int r = 0; r < outputs; ++r) out_list_.push_back(make(count));
   }
 
   void fill_inputs() {
-    // Closed forms: rank r contributes r+1; block d sent by rank r is r*P + d.
+    // Closed forms: rank r contributes r+1; scatter's entry d is d+1; the
+    // block all_to_all's rank r sends to d is r*P + d.
     fill(tensor_, rank_ + 1);
-    const bool is_scatter_root = o_.op == "scatter";
+    const Collective id = collective_ ? collective_->id : Collective::Barrier;
     for (std::size_t d = 0; d < in_list_.size(); ++d) {
       const double block = static_cast<double>(d);
-      fill(in_list_[d], is_scatter_root         ? block + 1
-                        : o_.op == "all_to_all" ? rank_ * world_ + block
-                                                : rank_ + 1);
+      fill(in_list_[d], id == Collective::Scatter    ? block + 1
+                        : id == Collective::AllToAll ? rank_ * world_ + block
+                                                     : rank_ + 1);
     }
     for (Tensor& out : out_list_) fill(out, -1);
   }
 
   void run_once() {
-    const std::string& op = o_.op;
-    if (op == "all_reduce") pg_.all_reduce(tensor_, o_.redop);
-    else if (op == "broadcast") pg_.broadcast(tensor_, o_.root);
-    else if (op == "reduce") pg_.reduce(tensor_, o_.root, o_.redop);
-    else if (op == "all_gather") pg_.all_gather(out_list_, tensor_);
-    else if (op == "reduce_scatter") pg_.reduce_scatter(tensor_, in_list_, o_.redop);
-    else if (op == "all_to_all") pg_.all_to_all(out_list_, in_list_);
-    else if (op == "gather") {
-      if (rank_ == o_.root) pg_.gather(tensor_, out_list_, o_.root);
-      else pg_.gather(tensor_, o_.root);
-    } else if (op == "scatter") {
-      pg_.scatter(tensor_, rank_ == o_.root ? in_list_ : std::vector<Tensor>{}, o_.root);
-    } else if (op == "sendrecv") {
-      // Ring exchange: everyone sends to the right and receives from the left.
-      if (world_ == 1) return;
-      Work w = pg_.isend(in_list_[0], (rank_ + 1) % world_);
-      pg_.recv(out_list_[0], (rank_ + world_ - 1) % world_);
-      w.wait();
-    } else {
-      bus_factor(op, world_);  // throws with the list of ops
+    if (collective_) {
+      collective_->run_group(pg_, {&tensor_, &in_list_, &out_list_, o_.root, o_.redop});
+      return;
     }
+    // sendrecv, a ring exchange: everyone sends to the right and receives
+    // from the left.
+    if (world_ == 1) return;
+    Work w = pg_.isend(in_list_[0], (rank_ + 1) % world_);
+    pg_.recv(out_list_[0], (rank_ + world_ - 1) % world_);
+    w.wait();
   }
 
   std::int64_t count_wrong() const {
+    if (!collective_)
+      return world_ > 1 ? wrong_in(out_list_[0], (rank_ + world_ - 1) % world_ + 1) : 0;
     const double p = world_;
     const double sum = p * (p + 1) / 2;
-    const std::string& op = o_.op;
+    const bool is_root = rank_ == o_.root;
     std::int64_t wrong = 0;
-    if (op == "all_reduce") wrong += wrong_in(tensor_, reduced(sum));
-    else if (op == "broadcast") wrong += wrong_in(tensor_, o_.root + 1);
-    else if (op == "reduce" && rank_ == o_.root) wrong += wrong_in(tensor_, reduced(sum));
-    else if (op == "reduce_scatter") wrong += wrong_in(tensor_, reduced(sum));
-    else if (op == "scatter") wrong += wrong_in(tensor_, rank_ + 1);
-    else if (op == "all_gather" || (op == "gather" && rank_ == o_.root))
-      for (int r = 0; r < world_; ++r) wrong += wrong_in(out_list_[r], r + 1);
-    else if (op == "all_to_all")
-      for (int s = 0; s < world_; ++s) wrong += wrong_in(out_list_[s], s * world_ + rank_);
-    else if (op == "sendrecv" && world_ > 1)
-      wrong += wrong_in(out_list_[0], (rank_ + world_ - 1) % world_ + 1);
+    switch (collective_->id) {
+      case Collective::AllReduce:
+      case Collective::ReduceScatter:
+        wrong += wrong_in(tensor_, reduced(sum));
+        break;
+      case Collective::Reduce:
+        if (is_root) wrong += wrong_in(tensor_, reduced(sum));
+        break;
+      case Collective::Broadcast:
+        wrong += wrong_in(tensor_, o_.root + 1);
+        break;
+      case Collective::Scatter:
+        wrong += wrong_in(tensor_, rank_ + 1);
+        break;
+      case Collective::Gather:
+      case Collective::AllGather:
+        for (std::size_t r = 0; r < out_list_.size(); ++r)
+          wrong += wrong_in(out_list_[r], static_cast<double>(r) + 1);
+        break;
+      case Collective::AllToAll:
+        for (int s = 0; s < world_; ++s)
+          wrong += wrong_in(out_list_[static_cast<std::size_t>(s)], s * world_ + rank_);
+        break;
+      case Collective::Barrier:
+        break;
+    }
     return wrong;
   }
 
   // The size nccl-tests reports for this op, in bytes.
   std::size_t reported_bytes() const {
     const std::size_t block = count_ * element_size(o_.dtype);
-    const std::string& op = o_.op;
-    if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all" || op == "gather" ||
-        op == "scatter")
-      return block * static_cast<std::size_t>(world_);
-    return block;
+    return collective_ ? block * collective_->size_blocks(world_) : block;
   }
 
  private:
@@ -167,6 +188,7 @@ class Case {
 
   ProcessGroup& pg_;
   const BenchOptions& o_;
+  const CollectiveInfo* collective_;
   std::size_t count_;
   int world_, rank_;
   Tensor tensor_;
@@ -182,13 +204,14 @@ double max_over_ranks(ProcessGroup& pg, double value) {
 }  // namespace
 
 std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
-  const bool root_op = o.op == "broadcast" || o.op == "reduce" || o.op == "gather" || o.op == "scatter";
-  const bool reduce_op = o.op == "all_reduce" || o.op == "reduce" || o.op == "reduce_scatter";
+  const CollectiveInfo* collective = benchmark_op(o.op);
+  const bool root_op = collective && collective->rooted;
+  const bool reduce_op = collective && collective->reduces;
   const double factor = bus_factor(o.op, pg.size());
-  if (!o.algorithm.empty() && o.op != "sendrecv") pg.set_algorithm(parse_collective(o.op), o.algorithm);
+  if (!o.algorithm.empty() && collective) pg.set_algorithm(collective->id, o.algorithm);
   if (print && pg.rank() == 0) {
     std::printf("# ringlab bench: %s, algorithm %s, %d ranks, backend %s\n", o.op.c_str(),
-                o.op == "sendrecv" ? "-" : pg.algorithm(parse_collective(o.op)).c_str(), pg.size(),
+                collective ? pg.algorithm(collective->id).c_str() : "-", pg.size(),
                 std::string(pg.backend()).c_str());
     std::printf("#%11s %12s %8s %6s %5s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
                 "root", "time", "algbw", "busbw", "#wrong");
@@ -197,14 +220,12 @@ std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
     std::fflush(stdout);
   }
   const std::size_t esize = element_size(o.dtype);
-  const bool per_rank_blocks = o.op == "all_gather" || o.op == "reduce_scatter" ||
-                               o.op == "all_to_all" || o.op == "gather" || o.op == "scatter";
+  const std::size_t blocks = collective ? collective->size_blocks(pg.size()) : 1;
   std::vector<Row> rows;
   for (std::size_t bytes = std::max(o.min_bytes, esize); bytes <= o.max_bytes; bytes *= 2) {
     // As nccl-tests: the size is the whole buffer; list ops split it in blocks.
-    std::size_t count = bytes / esize;
-    if (per_rank_blocks) count = std::max<std::size_t>(1, count / static_cast<std::size_t>(pg.size()));
-    Case c(pg, o, count);
+    const std::size_t count = std::max<std::size_t>(1, bytes / esize / blocks);
+    Case c(pg, o, collective, count);
     c.fill_inputs();
     for (int i = 0; i < o.warmup; ++i) c.run_once();
     pg.barrier();

@@ -3,9 +3,11 @@
 // Each size: `warmup` untimed runs, a barrier, `iters` timed runs; the time is
 // the slowest rank's average. Then one checked run on inputs with a closed
 // form, whose wrong elements are counted over all ranks (#wrong). Bandwidths
-// follow nccl-tests: algbw = size / time, busbw = algbw * factor, with factor
-// 2(n-1)/n for all_reduce; (n-1)/n for all_gather, reduce_scatter, all_to_all,
-// gather, scatter; 1 for broadcast, reduce and sendrecv.
+// follow nccl-tests: algbw = size / time, busbw = algbw * the bus factor of
+// the collective's row (primitives/collectives.hpp: 2(n-1)/n for all_reduce;
+// (n-1)/n for all_gather, reduce_scatter, all_to_all, gather, scatter; 1 for
+// broadcast and reduce) or 1 for sendrecv. Where no algorithm is named the
+// process group's default runs (all_reduce: auto).
 #pragma once
 
 #include <cstddef>
@@ -33,8 +35,15 @@ std::size_t parse_size(const std::string& text);
 // "4K:64M" -> {4096, 67108864}; "1M" -> {1M, 1M}.
 std::pair<std::size_t, std::size_t> parse_size_range(const std::string& text);
 
-// nccl-tests' bus bandwidth factor for op on `ranks` ranks.
-double bus_factor(const std::string& op, int ranks);
+// The ops it runs: every collective that moves data, in the table's order,
+// then "sendrecv".
+std::vector<std::string> benchmark_ops();
+// "a, b, c or d", for messages and --help.
+std::string benchmark_ops_text();
+// The collective an op names, or nullptr for "sendrecv" (a ring exchange of
+// point-to-point messages). Throws std::invalid_argument listing the ops for
+// anything else, barrier included (it moves no data).
+const CollectiveInfo* benchmark_op(const std::string& op);
 
 struct Row {
   std::size_t bytes;

@@ -78,6 +78,7 @@ ringlab_public_headers(ringlab_nccl
   transport/nccl/staged_transport.hpp)
 ringlab_public_headers(ringlab_primitives
   primitives/algorithms.hpp
+  primitives/collectives.hpp
   primitives/comm.hpp
   primitives/process_group.hpp)
 ringlab_public_headers(ringlab_backends backends/backends.hpp)

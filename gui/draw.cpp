@@ -18,6 +18,7 @@
 #include "gui/frame.hpp"
 #include "gui/palette.hpp"
 #include "imgui.h"
+#include "primitives/collectives.hpp"
 
 namespace ringlab::gui {
 
@@ -45,11 +46,12 @@ ImVec2 operator*(ImVec2 a, float s) { return {a.x * s, a.y * s}; }
 // ---- Controls -------------------------------------------------------------
 
 bool is_rooted(const std::string& primitive) {
-  return primitive == "broadcast" || primitive == "scatter" || primitive == "gather" ||
-         primitive == "reduce" || primitive == kScatterGather;
+  const CollectiveInfo* collective = find_collective(primitive);
+  return (collective && collective->rooted) || primitive == kScatterGather;
 }
 bool is_reducing(const std::string& primitive) {
-  return primitive == "reduce" || primitive == "all_reduce" || primitive == "reduce_scatter";
+  const CollectiveInfo* collective = find_collective(primitive);
+  return collective && collective->reduces;
 }
 
 // The settings, one per line, at the top of the side panel.

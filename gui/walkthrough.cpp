@@ -54,12 +54,9 @@ sim::Scenario collective_scenario(const Settings& settings, Collective collectiv
 
 std::string act_title(const sim::Run& run) {
   std::string title = run.operation + " (" + run.algorithm;
-  if (run.operation == "broadcast" || run.operation == "scatter" || run.operation == "gather" ||
-      run.operation == "reduce")
-    title += ", root " + std::to_string(run.root);
-  if (run.operation == "reduce" || run.operation == "all_reduce" ||
-      run.operation == "reduce_scatter")
-    title += ", " + std::string(op_name(run.op));
+  const CollectiveInfo* collective = find_collective(run.operation);
+  if (collective && collective->rooted) title += ", root " + std::to_string(run.root);
+  if (collective && collective->reduces) title += ", " + std::string(op_name(run.op));
   return title + ")";
 }
 

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "primitives/process_group.hpp"
 #include "ops/tensor.hpp"
+#include "primitives/process_group.hpp"
 
 namespace ringlab::lessons {
 
@@ -27,6 +27,12 @@ struct Lesson {
   std::string_view teaches;  // one line for `ringlab lesson --list`
   int default_world_size;
   void (*run)(ProcessGroup& pg, const LessonArgs& args);
+  // The collective the program calls (none: point to point only, or several)
+  // and the algorithm its article implies ("": the process group's default,
+  // where the printout does not depend on it). The runner selects it unless
+  // the caller named another, and says which one runs (runner.hpp).
+  std::optional<Collective> collective = std::nullopt;
+  std::string_view algorithm = "";
   // Why the lesson cannot run on `world` ranks, or "" when it can; nullptr:
   // any world. Checked before any rank starts.
   std::string (*world_problem)(int world) = nullptr;

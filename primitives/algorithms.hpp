@@ -1,6 +1,6 @@
-// Every collective algorithm, hand-written on Comm, and the table that names
-// them. The process group picks one by name; the first of each table is the
-// default.
+// Every collective algorithm, hand-written on Comm, and the tables that name
+// them. The process group picks one by name (collectives.hpp says which runs
+// when none is named).
 //
 // Conventions shared by all algorithms:
 // - Buffers are Elems in transport memory; counts are in elements.
@@ -14,28 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "primitives/collectives.hpp"
 #include "primitives/comm.hpp"
 
 namespace ringlab {
-
-enum class Collective {
-  Broadcast,
-  Scatter,
-  Gather,
-  Reduce,
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll,
-  Barrier
-};
-inline constexpr Collective kAllCollectives[] = {
-    Collective::Broadcast, Collective::Scatter,   Collective::Gather,
-    Collective::Reduce,    Collective::AllReduce, Collective::AllGather,
-    Collective::ReduceScatter, Collective::AllToAll, Collective::Barrier};
-
-std::string_view collective_name(Collective c);  // "all_reduce", ...
-Collective parse_collective(std::string_view name);
 
 // buf: every rank; on return every rank holds root's contents.
 using BroadcastFn = void (*)(Comm&, Elems buf, int root);
@@ -68,7 +50,10 @@ struct Algorithm {
   Fn run;
 };
 
-// Each table's first entry is the default.
+// One table per collective (registry.cpp). Each lists first the algorithm the
+// simulator and the GUI show when none is named: one algorithm's own
+// messages. A ProcessGroup's default is the row's default_algorithm
+// (collectives.hpp), which for all_reduce is auto.
 std::span<const Algorithm<BroadcastFn>> broadcast_algorithms();
 std::span<const Algorithm<ScatterFn>> scatter_algorithms();
 std::span<const Algorithm<GatherFn>> gather_algorithms();
@@ -79,12 +64,12 @@ std::span<const Algorithm<ReduceScatterFn>> reduce_scatter_algorithms();
 std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms();
 std::span<const Algorithm<BarrierFn>> barrier_algorithms();
 
-// Names (default first) and one-line summaries, for command lines and the GUI.
+// Names in table order and one-line summaries, for command lines and the GUI.
 std::vector<std::string> algorithm_names(Collective c);
 std::string_view algorithm_summary(Collective c, std::string_view name);
 
-// Looks a name up ("" = default); throws std::invalid_argument listing the
-// valid names.
+// Looks a name up ("" or "default" = the row's default_algorithm); throws
+// std::invalid_argument listing the valid names.
 template <typename Fn>
 const Algorithm<Fn>& find_algorithm(std::span<const Algorithm<Fn>> table, Collective c,
                                     std::string_view name);
@@ -113,12 +98,12 @@ void reduce_scatter_ring(Comm&, Elems buf, std::span<const Chunk> blocks, Reduce
 void reduce_scatter_recursive_halving(Comm&, Elems buf, std::span<const Chunk> blocks,
                                       ReduceOp op);
 // all_reduce.cpp
-void all_reduce_ring(Comm&, Elems buf, ReduceOp op);  // default
+void all_reduce_ring(Comm&, Elems buf, ReduceOp op);  // listed first
 void all_reduce_reduce_broadcast(Comm&, Elems buf, ReduceOp op);
 void all_reduce_recursive_doubling(Comm&, Elems buf, ReduceOp op);
 void all_reduce_rabenseifner(Comm&, Elems buf, ReduceOp op);
 void all_reduce_binary_tree(Comm&, Elems buf, ReduceOp op);
-void all_reduce_auto(Comm&, Elems buf, ReduceOp op);  // by size: one of the above
+void all_reduce_auto(Comm&, Elems buf, ReduceOp op);  // by size: one of the above; the default
 // all_to_all.cpp
 void all_to_all_pairwise(Comm&, Elems send, std::span<const Chunk> send_blocks, Elems recv,
                          std::span<const Chunk> recv_blocks);

@@ -150,7 +150,7 @@ std::string_view ProcessGroup::backend() const { return transport_->name(); }
 
 void ProcessGroup::set_algorithm(Collective c, std::string name) {
   std::vector<std::string> names = algorithm_names(c);
-  if (name.empty() || name == "default") name = names.front();
+  if (name.empty() || name == "default") name = collective_info(c).default_algorithm;
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     std::string valid;
     for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
@@ -160,13 +160,21 @@ void ProcessGroup::set_algorithm(Collective c, std::string name) {
   options_.algorithms[c] = std::move(name);
 }
 
-std::string ProcessGroup::algorithm(Collective c) const {
-  auto it = options_.algorithms.find(c);
-  return it == options_.algorithms.end() ? algorithm_names(c).front() : it->second;
+std::string algorithm_in_effect(const ProcessGroupOptions& options, Collective c) {
+  auto it = options.algorithms.find(c);
+  if (it == options.algorithms.end() || it->second.empty() || it->second == "default")
+    return std::string(collective_info(c).default_algorithm);
+  return it->second;
 }
+
+std::string ProcessGroup::algorithm(Collective c) const { return algorithm_in_effect(options_, c); }
 
 std::string ProcessGroup::prefix(Collective c) const {
   return "rank " + std::to_string(rank()) + ": " + std::string(collective_name(c)) + ": ";
+}
+
+void ProcessGroup::run_collective(Collective c, Comm& comm, const CollectiveCall& call) {
+  collective_info(c).run(comm, algorithm(c), call);
 }
 
 void ProcessGroup::check_root(Collective c, int root, const char* name) const {
@@ -263,8 +271,7 @@ void ProcessGroup::do_broadcast(Tensor& tensor, int src) {
   check_same_everywhere({Collective::Broadcast, static_cast<std::int64_t>(tensor.numel()),
                          tensor.dtype(), src, -1});
   Comm comm(*transport_, next_sequence());
-  find_algorithm(broadcast_algorithms(), Collective::Broadcast, algorithm(Collective::Broadcast))
-      .run(comm, elems_of(tensor), src);
+  run_collective(Collective::Broadcast, comm, {.first = elems_of(tensor), .root = src});
 }
 
 namespace {
@@ -305,7 +312,7 @@ void ProcessGroup::do_scatter(Tensor& tensor, const std::vector<Tensor>& scatter
       comm.copy(packed.elems.slice(r * tensor.numel(), tensor.numel()), elems_of(scatter_list[r]));
     send = packed.elems;
   }
-  find_algorithm(scatter_algorithms(), c, algorithm(c)).run(comm, send, elems_of(tensor), src);
+  run_collective(c, comm, {.first = send, .second = elems_of(tensor), .root = src});
 }
 
 void ProcessGroup::do_gather(const Tensor& tensor, std::vector<Tensor>* gather_list, int dst) {
@@ -324,7 +331,7 @@ void ProcessGroup::do_gather(const Tensor& tensor, std::vector<Tensor>* gather_l
   Comm comm(*transport_, next_sequence());
   Comm::Scratch packed;
   if (is_root) packed = comm.scratch(tensor.numel() * static_cast<std::size_t>(size()), tensor.dtype());
-  find_algorithm(gather_algorithms(), c, algorithm(c)).run(comm, elems_of(tensor), packed.elems, dst);
+  run_collective(c, comm, {.first = elems_of(tensor), .second = packed.elems, .root = dst});
   if (is_root)
     for (std::size_t r = 0; r < gather_list->size(); ++r)
       comm.copy(elems_of((*gather_list)[r]), packed.elems.slice(r * tensor.numel(), tensor.numel()));
@@ -337,8 +344,7 @@ void ProcessGroup::do_reduce(Tensor& tensor, int dst, ReduceOp op) {
   check_same_everywhere({c, static_cast<std::int64_t>(tensor.numel()), tensor.dtype(), dst,
                          static_cast<int>(op)});
   Comm comm(*transport_, next_sequence());
-  find_algorithm(reduce_algorithms(), c, algorithm(c)).run(comm, elems_of(tensor), wire_op(op), dst);
-  if (op == ReduceOp::AVG && rank() == dst) transport_->divide(tensor.dtype(), tensor.bytes(), size());
+  run_collective(c, comm, {.first = elems_of(tensor), .root = dst, .op = op});
 }
 
 void ProcessGroup::do_all_reduce(Tensor& tensor, ReduceOp op) {
@@ -347,8 +353,7 @@ void ProcessGroup::do_all_reduce(Tensor& tensor, ReduceOp op) {
   check_same_everywhere({c, static_cast<std::int64_t>(tensor.numel()), tensor.dtype(), -1,
                          static_cast<int>(op)});
   Comm comm(*transport_, next_sequence());
-  find_algorithm(all_reduce_algorithms(), c, algorithm(c)).run(comm, elems_of(tensor), wire_op(op));
-  if (op == ReduceOp::AVG) transport_->divide(tensor.dtype(), tensor.bytes(), size());
+  run_collective(c, comm, {.first = elems_of(tensor), .op = op});
 }
 
 void ProcessGroup::do_all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor) {
@@ -359,8 +364,8 @@ void ProcessGroup::do_all_gather(std::vector<Tensor>& tensor_list, const Tensor&
   const std::size_t n = tensor.numel();
   auto packed = comm.scratch(n * static_cast<std::size_t>(size()), tensor.dtype());
   comm.copy(packed.elems.slice(static_cast<std::size_t>(rank()) * n, n), elems_of(tensor));
-  find_algorithm(all_gather_algorithms(), c, algorithm(c))
-      .run(comm, packed.elems, equal_blocks(n, size()));
+  const auto blocks = equal_blocks(n, size());
+  run_collective(c, comm, {.first = packed.elems, .blocks = blocks});
   for (std::size_t r = 0; r < tensor_list.size(); ++r)
     comm.copy(elems_of(tensor_list[r]), packed.elems.slice(r * n, n));
 }
@@ -377,10 +382,9 @@ void ProcessGroup::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& 
   auto packed = comm.scratch(n * input_list.size(), output.dtype());
   for (std::size_t r = 0; r < input_list.size(); ++r)
     comm.copy(packed.elems.slice(r * n, n), elems_of(input_list[r]));
-  find_algorithm(reduce_scatter_algorithms(), c, algorithm(c))
-      .run(comm, packed.elems, equal_blocks(n, size()), wire_op(op));
+  const auto blocks = equal_blocks(n, size());
+  run_collective(c, comm, {.first = packed.elems, .blocks = blocks, .op = op});
   comm.copy(elems_of(output), packed.elems.slice(static_cast<std::size_t>(rank()) * n, n));
-  if (op == ReduceOp::AVG) transport_->divide(output.dtype(), output.bytes(), size());
 }
 
 void ProcessGroup::do_all_to_all(std::vector<Tensor>& output_list,
@@ -410,8 +414,11 @@ void ProcessGroup::do_all_to_all(std::vector<Tensor>& output_list,
   auto recv = comm.scratch(recv_total, dtype);
   for (std::size_t r = 0; r < world; ++r)
     comm.copy(send.elems.slice(send_blocks[r].offset, send_blocks[r].count), elems_of(input_list[r]));
-  find_algorithm(all_to_all_algorithms(), c, algorithm(c))
-      .run(comm, send.elems, send_blocks, recv.elems, recv_blocks);
+  run_collective(c, comm,
+                 {.first = send.elems,
+                  .second = recv.elems,
+                  .blocks = send_blocks,
+                  .second_blocks = recv_blocks});
   for (std::size_t r = 0; r < world; ++r)
     comm.copy(elems_of(output_list[r]), recv.elems.slice(recv_blocks[r].offset, recv_blocks[r].count));
 }
@@ -456,13 +463,16 @@ void ProcessGroup::do_all_to_all_single(Tensor& output, const Tensor& input,
   auto recv_blocks = blocks_for(output_split_sizes, output, "output");
   check_same_everywhere({c, -1, input.dtype(), -1, -1});
   Comm comm(*transport_, next_sequence());
-  find_algorithm(all_to_all_algorithms(), c, algorithm(c))
-      .run(comm, elems_of(input), send_blocks, elems_of(output), recv_blocks);
+  run_collective(c, comm,
+                 {.first = elems_of(input),
+                  .second = elems_of(output),
+                  .blocks = send_blocks,
+                  .second_blocks = recv_blocks});
 }
 
 void ProcessGroup::do_barrier() {
   Comm comm(*transport_, next_sequence());
-  find_algorithm(barrier_algorithms(), Collective::Barrier, algorithm(Collective::Barrier)).run(comm);
+  run_collective(Collective::Barrier, comm, {});
 }
 
 // ---- sync and async entry points -------------------------------------------

@@ -5,8 +5,9 @@
 //   Work w = pg.all_reduce_async(tensor);      // dist.all_reduce(..., async_op=True)
 //   w.wait();
 //
-// Each collective runs the algorithm chosen in Options (default: the first of
-// its table in algorithms.hpp). Asynchronous calls run in order on one worker
+// Each collective runs the algorithm chosen in Options, or else its row's
+// default_algorithm (collectives.hpp; all_reduce: auto, as NCCL and MPI
+// choose for the caller). Asynchronous calls run in order on one worker
 // thread per group; a synchronous call first waits for earlier async ones.
 #pragma once
 
@@ -18,8 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "primitives/algorithms.hpp"
 #include "ops/tensor.hpp"
+#include "primitives/algorithms.hpp"
+#include "primitives/collectives.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab {
@@ -48,7 +50,8 @@ class Work {
 struct ProcessGroupOptions {
   // Every wait's limit (the transport's timeout is set to it).
   Duration timeout = kDefaultTimeout;
-  // Algorithm per collective by name (see algorithm_names()); missing = default.
+  // Algorithm per collective by name (see algorithm_names()); missing = the
+  // row's default_algorithm (collectives.hpp).
   std::map<Collective, std::string> algorithms;
   // Before each collective, ranks exchange (collective, size, dtype, root, op)
   // so a mismatch fails on every rank with a message naming the ranks, rather
@@ -56,6 +59,11 @@ struct ProcessGroupOptions {
   // all_gather per collective; benchmarks turn it off.
   bool check_arguments = true;
 };
+
+// The algorithm a group made with these options runs for c: the one named
+// there, else ("" or "default" too) the row's default_algorithm. The group
+// checks the names when it is made.
+std::string algorithm_in_effect(const ProcessGroupOptions& options, Collective c);
 
 class ProcessGroup {
  public:
@@ -123,6 +131,8 @@ class ProcessGroup {
   void check_same_everywhere(const Signature& mine);
   std::string prefix(Collective c) const;  // "rank 2: all_reduce: "
   void check_root(Collective c, int root, const char* name) const;
+  // The row's runner with the algorithm in effect.
+  void run_collective(Collective c, Comm& comm, const CollectiveCall& call);
 
   void do_broadcast(Tensor& tensor, int src);
   void do_scatter(Tensor& tensor, const std::vector<Tensor>& scatter_list, int src);

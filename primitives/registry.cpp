@@ -1,5 +1,8 @@
 // The algorithm tables: names a learner can pick, with a one-line summary.
-// The first entry of each table is the default.
+// Adding an algorithm: its entry here, its function in the family's file and
+// its declaration in algorithms.hpp (nothing else; see collectives.hpp). The
+// first entry of each table is what the simulator and the GUI show when no
+// algorithm is named; ProcessGroup runs the row's default_algorithm.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -106,31 +109,6 @@ decltype(auto) with_table(Collective c, Visitor&& fn) {
 
 }  // namespace
 
-std::string_view collective_name(Collective c) {
-  switch (c) {
-    case Collective::Broadcast: return "broadcast";
-    case Collective::Scatter: return "scatter";
-    case Collective::Gather: return "gather";
-    case Collective::Reduce: return "reduce";
-    case Collective::AllReduce: return "all_reduce";
-    case Collective::AllGather: return "all_gather";
-    case Collective::ReduceScatter: return "reduce_scatter";
-    case Collective::AllToAll: return "all_to_all";
-    case Collective::Barrier: return "barrier";
-  }
-  return "?";
-}
-
-Collective parse_collective(std::string_view name) {
-  std::string normalized(name);
-  std::replace(normalized.begin(), normalized.end(), '-', '_');
-  for (Collective c : kAllCollectives)
-    if (collective_name(c) == normalized) return c;
-  std::string valid;
-  for (Collective c : kAllCollectives) valid += (valid.empty() ? "" : ", ") + std::string(collective_name(c));
-  throw std::invalid_argument("unknown collective '" + std::string(name) + "': use one of " + valid);
-}
-
 std::span<const Algorithm<BroadcastFn>> broadcast_algorithms() { return kBroadcast; }
 std::span<const Algorithm<ScatterFn>> scatter_algorithms() { return kScatter; }
 std::span<const Algorithm<GatherFn>> gather_algorithms() { return kGather; }
@@ -152,7 +130,7 @@ std::string_view algorithm_summary(Collective c, std::string_view name) {
 template <typename Fn>
 const Algorithm<Fn>& find_algorithm(std::span<const Algorithm<Fn>> table, Collective c,
                                     std::string_view name) {
-  if (name.empty() || name == "default") return table.front();
+  if (name.empty() || name == "default") name = collective_info(c).default_algorithm;
   for (const auto& a : table)
     if (a.name == name) return a;
   std::string valid;

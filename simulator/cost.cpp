@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "primitives/collectives.hpp"
+
 namespace ringlab::sim {
 
 std::string_view topology_name(Topology t) {
@@ -23,22 +25,10 @@ Topology parse_topology(std::string_view name) {
                               "': use fully_connected, ring or switch");
 }
 
-double bus_factor(std::string_view operation, int ranks) {
-  const double n = ranks;
-  if (operation == "all_reduce") return 2 * (n - 1) / n;
-  if (operation == "all_gather" || operation == "reduce_scatter" || operation == "all_to_all" ||
-      operation == "gather" || operation == "scatter")
-    return (n - 1) / n;
-  return 1;  // broadcast, reduce, barrier, parameter_server
-}
-
 std::size_t reported_bytes(const Run& run) {
   const std::size_t block = run.count * element_size(run.dtype);
-  const std::string& op = run.operation;
-  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all" || op == "gather" ||
-      op == "scatter")
-    return block * static_cast<std::size_t>(run.ranks);
-  return block;
+  const CollectiveInfo* collective = find_collective(run.operation);
+  return collective ? block * collective->size_blocks(run.ranks) : block;
 }
 
 namespace {
@@ -159,7 +149,7 @@ Prediction predict(const Run& run, const CostModel& model) {
   out.size_bytes = reported_bytes(run);
   if (t > 0) {
     out.algbw_GBps = static_cast<double>(out.size_bytes) / t / 1e9;
-    out.busbw_GBps = out.algbw_GBps * bus_factor(run.operation, run.ranks);
+    out.busbw_GBps = out.algbw_GBps * ringlab::bus_factor(run.operation, run.ranks);
   }
   return out;
 }

@@ -73,8 +73,9 @@ struct Prediction {
 
 Prediction predict(const Run& run, const CostModel& model);
 
-// The size nccl-tests reports (all_gather etc.: P blocks) and its bus factor.
+// The size nccl-tests reports (all_gather etc.: P blocks, as the collective's
+// row says). The bus factor is the row's too: ringlab::bus_factor
+// (primitives/collectives.hpp), 1 for a run that is not one collective.
 std::size_t reported_bytes(const Run& run);
-double bus_factor(std::string_view operation, int ranks);
 
 }  // namespace ringlab::sim

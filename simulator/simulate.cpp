@@ -1,9 +1,11 @@
-// simulate(): the scenario's buffers on every virtual rank, the algorithm from
-// primitives/ called exactly as the process group calls it, over a
-// RecordingTransport, and the logs turned into a Run.
+// simulate(): the scenario's buffers on every virtual rank, laid out as the
+// collective's row says (primitives/collectives.hpp), the row's runner (the one
+// the process group calls) over a RecordingTransport, and the logs turned into
+// a Run.
 #include <mutex>
 #include <stdexcept>
 
+#include "primitives/collectives.hpp"
 #include "simulator/build_record.hpp"
 #include "simulator/fiber_world.hpp"
 #include "simulator/record.hpp"
@@ -16,22 +18,11 @@ namespace {
 
 constexpr int kMaxRanks = 1024;
 
-// Elements per rank over all its user buffers (for the value budget).
+// Elements per rank over all its user buffers (for the value budget): the
+// root's, which has the most.
 std::size_t user_elements(const Scenario& s) {
-  const auto P = static_cast<std::size_t>(s.ranks);
-  const std::size_t n = s.count;
-  switch (s.collective) {
-    case Collective::Broadcast:
-    case Collective::Reduce:
-    case Collective::AllReduce: return n;
-    case Collective::Scatter:
-    case Collective::Gather: return n + P * n;  // the root's list; a bound
-    case Collective::AllGather:
-    case Collective::ReduceScatter: return P * n;
-    case Collective::AllToAll: return 2 * P * n;
-    case Collective::Barrier: return 0;
-  }
-  return 0;
+  const CollectiveInfo& c = collective_info(s.collective);
+  return c.first.count(s.ranks, s.count, true) + c.second.count(s.ranks, s.count, true);
 }
 
 void validate(const Scenario& s) {
@@ -44,94 +35,65 @@ void validate(const Scenario& s) {
   check_op(s.op, s.dtype);
 }
 
-// One rank's part: its buffers, filled and named, and the algorithm call.
+// One rank's part: its buffers, laid out, filled and named as the
+// collective's row says, and the row's runner (the one ProcessGroup calls).
 class RankProgram {
  public:
   RankProgram(const Scenario& s, Transport& inner, RecordingTransport& recording, bool real)
       : s_(s), inner_(inner), rec_(recording), real_(real), rank_(inner.rank()) {}
 
   void run() {
-    const auto P = static_cast<std::size_t>(s_.ranks);
-    const std::size_t n = s_.count;
-    const int r = rank_;
-    const int root = s_.root;
-    const ReduceOp op = wire_op(s_.op);
-    auto own = [r](std::size_t i) { return std::pair{r, i}; };
-    auto nothing = [](std::size_t) { return std::pair{-1, std::size_t{0}}; };
+    const CollectiveInfo& c = collective_info(s_.collective);
+    const bool is_root = rank_ == s_.root;
+    const Elems first = make(c.first, is_root);
+    const Elems second = make(c.second, is_root);
+    const auto blocks = equal_blocks(s_.count, s_.ranks);
     Comm comm(rec_, 0);
-    switch (s_.collective) {
-      case Collective::Broadcast: {
-        Elems buf = make(n, "buf", 0, n, own);
-        find_algorithm(broadcast_algorithms(), s_.collective, s_.algorithm).run(comm, buf, root);
-        break;
-      }
-      case Collective::Scatter: {
-        Elems send{};
-        if (r == root)
-          send = make(P * n, "send", 0, P * n,
-                      [n](std::size_t i) { return std::pair{static_cast<int>(i / n), i % n}; });
-        Elems out = make(n, "out", 0, 0, nothing);
-        find_algorithm(scatter_algorithms(), s_.collective, s_.algorithm).run(comm, send, out, root);
-        break;
-      }
-      case Collective::Gather: {
-        Elems in = make(n, "in", 0, n, own);
-        Elems recv{};
-        if (r == root) recv = make(P * n, "recv", 0, 0, nothing);
-        find_algorithm(gather_algorithms(), s_.collective, s_.algorithm).run(comm, in, recv, root);
-        break;
-      }
-      case Collective::Reduce: {
-        Elems buf = make(n, "buf", 0, n, own);
-        find_algorithm(reduce_algorithms(), s_.collective, s_.algorithm).run(comm, buf, op, root);
-        if (s_.op == ReduceOp::AVG && r == root) rec_.divide(buf.dtype, buf.bytes(), s_.ranks);
-        break;
-      }
-      case Collective::AllReduce: {
-        Elems buf = make(n, "buf", 0, n, own);
-        find_algorithm(all_reduce_algorithms(), s_.collective, s_.algorithm).run(comm, buf, op);
-        if (s_.op == ReduceOp::AVG) rec_.divide(buf.dtype, buf.bytes(), s_.ranks);
-        break;
-      }
-      case Collective::AllGather: {
-        const std::size_t mine = static_cast<std::size_t>(r) * n;
-        Elems buf = make(P * n, "buf", mine, n, [r, mine, n](std::size_t i) {
-          return i >= mine && i < mine + n ? std::pair{r, i - mine} : std::pair{-1, std::size_t{0}};
-        });
-        const auto blocks = equal_blocks(n, s_.ranks);
-        find_algorithm(all_gather_algorithms(), s_.collective, s_.algorithm).run(comm, buf, blocks);
-        break;
-      }
-      case Collective::ReduceScatter: {
-        Elems buf = make(P * n, "buf", 0, P * n, own);
-        const auto blocks = equal_blocks(n, s_.ranks);
-        find_algorithm(reduce_scatter_algorithms(), s_.collective, s_.algorithm)
-            .run(comm, buf, blocks, op);
-        if (s_.op == ReduceOp::AVG)
-          rec_.divide(buf.dtype, buf.slice(static_cast<std::size_t>(r) * n, n).bytes(), s_.ranks);
-        break;
-      }
-      case Collective::AllToAll: {
-        Elems send = make(P * n, "send", 0, P * n, own);
-        Elems recv = make(P * n, "recv", 0, 0, nothing);
-        const auto blocks = equal_blocks(n, s_.ranks);
-        find_algorithm(all_to_all_algorithms(), s_.collective, s_.algorithm)
-            .run(comm, send, blocks, recv, blocks);
-        break;
-      }
-      case Collective::Barrier:
-        find_algorithm(barrier_algorithms(), s_.collective, s_.algorithm).run(comm);
-        break;
-    }
+    c.run(comm, s_.algorithm,
+          {.first = first,
+           .second = second,
+           .blocks = blocks,
+           .second_blocks = blocks,
+           .root = s_.root,
+           .op = s_.op});
   }
 
  private:
+  // The buffer `spec` describes (Elems{} where it is absent), its inputs
+  // filled and named for provenance.
+  Elems make(const BufferSpec& spec, bool is_root) {
+    if (!spec.present(is_root)) return {};
+    const std::size_t n = s_.count;
+    const std::size_t count = spec.count(s_.ranks, n, is_root);
+    const int r = rank_;
+    switch (spec.input) {
+      case Input::None:
+        return make(count, spec.name, 0, 0, [](std::size_t) {
+          return std::pair{-1, std::size_t{0}};
+        });
+      case Input::Whole:
+        return make(count, spec.name, 0, count, [r](std::size_t i) { return std::pair{r, i}; });
+      case Input::OwnBlock: {
+        const std::size_t mine = static_cast<std::size_t>(r) * n;
+        return make(count, spec.name, mine, n, [r, mine, n](std::size_t i) {
+          return i >= mine && i < mine + n ? std::pair{r, i - mine} : std::pair{-1, std::size_t{0}};
+        });
+      }
+      case Input::PerRank:
+        // Block d is rank d's to receive: shown as rank d's input.
+        return make(count, spec.name, 0, count, [n](std::size_t i) {
+          return std::pair{static_cast<int>(i / n), i % n};
+        });
+    }
+    throw std::logic_error("unknown Input");
+  }
+
   // A user buffer of `count` elements; element i holds input(who(i)) (or 0
   // when who(i).first < 0); elements [input_offset, +input_count) are this
   // rank's input for provenance.
   template <typename Who>
-  Elems make(std::size_t count, const char* name, std::size_t input_offset, std::size_t input_count,
-             Who who) {
+  Elems make(std::size_t count, std::string_view name, std::size_t input_offset,
+             std::size_t input_count, Who who) {
     Buffer buffer = inner_.allocate(count * element_size(s_.dtype));
     if (real_) {
       const auto& input = s_.input ? s_.input : std::function<double(int, std::size_t)>(default_input);
@@ -143,7 +105,7 @@ class RankProgram {
         }
       });
     }
-    rec_.name_buffer(buffer.span(), name, s_.dtype, input_offset, input_count);
+    rec_.name_buffer(buffer.span(), std::string(name), s_.dtype, input_offset, input_count);
     Elems elems{buffer.storage.get(), count, s_.dtype};
     buffers_.push_back(std::move(buffer));
     return elems;
@@ -161,6 +123,9 @@ class RankProgram {
 
 Run simulate(const Scenario& scenario) {
   validate(scenario);
+  // No name: the first of the collective's algorithm table, whose own
+  // messages are what a walkthrough shows (a ProcessGroup's default may be
+  // all_reduce's auto, which only hands over to one of them).
   const auto& algorithm_name = [&]() -> std::string {
     const auto names = algorithm_names(scenario.collective);
     if (scenario.algorithm.empty()) return names.front();

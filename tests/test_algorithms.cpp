@@ -680,7 +680,8 @@ void pg_reduce(const std::string& algorithm, int P) {
                        }
                      }))
     return;
-  const std::string effective = algorithm.empty() ? algorithm_names(coll).front() : algorithm;
+  const std::string effective =
+      algorithm.empty() ? std::string(collective_info(coll).default_algorithm) : algorithm;
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const Case& c = cases[k];
     const auto in = ref::op_inputs<T>(wire_op(*c.op), P, c.count);

@@ -24,10 +24,9 @@ namespace {
 void add_bench_command(CLI::App& app) {
   auto cmd = std::make_shared<BenchCommand>();
   CLI::App* sub = app.add_subcommand("bench", "time a collective, nccl-tests style");
-  sub->add_option("--op", cmd->options.op,
-                  "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, "
-                  "gather, scatter or sendrecv");
-  sub->add_option("--algorithm", cmd->options.algorithm, "algorithm name (default: the op's)");
+  sub->add_option("--op", cmd->options.op, bench::benchmark_ops_text());
+  sub->add_option("--algorithm", cmd->options.algorithm,
+                  "algorithm name (default: the process group's; all_reduce: auto)");
   sub->add_option("--backend", cmd->backend, "where the ranks run: " + backends::backends_help())
       ->check(CLI::IsMember(backends::backend_names()));
   sub->add_option("-n,--ranks", cmd->ranks, "number of ranks")->check(CLI::Range(1, 1024));
@@ -44,7 +43,7 @@ void add_bench_command(CLI::App& app) {
     std::tie(o.min_bytes, o.max_bytes) = bench::parse_size_range(cmd->sizes);
     o.dtype = parse_dtype(cmd->dtype);
     o.redop = parse_op(cmd->redop);
-    bench::bus_factor(o.op, cmd->ranks);  // rejects unknown ops before starting ranks
+    bench::benchmark_op(o.op);  // rejects unknown ops before starting ranks
     ProcessGroupOptions group;
     group.timeout = Duration(cmd->timeout_ms);
     group.check_arguments = false;  // time the collective, not the argument exchange

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bench/bench.hpp"
+#include "primitives/collectives.hpp"
 #include "simulator/cost.hpp"
 #include "simulator/param_server.hpp"
 #include "simulator/record.hpp"
@@ -62,16 +63,9 @@ CostModel model_of(const SimCommand& c) {
   return m;
 }
 
-bool is_list_op(Collective c) {
-  return c == Collective::AllGather || c == Collective::ReduceScatter || c == Collective::AllToAll ||
-         c == Collective::Gather || c == Collective::Scatter;
-}
-
 // Elements per rank from an nccl-tests size (list ops: the whole buffer).
 std::size_t count_for(Collective c, std::size_t bytes, DType dtype, int ranks) {
-  std::size_t n = bytes / element_size(dtype);
-  if (is_list_op(c)) n /= static_cast<std::size_t>(ranks);
-  return n;
+  return bytes / element_size(dtype) / collective_info(c).size_blocks(ranks);
 }
 
 std::string human_bytes(double b) {
@@ -302,15 +296,14 @@ void run_sim_command(SimCommand& c) {
   const Prediction p = predict(run, model);
   const auto predicted = std::chrono::steady_clock::now();
 
-  std::printf("# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes), op %s%s\n",
-              run.operation.c_str(), run.algorithm.c_str(), run.ranks, run.count,
-              std::string(dtype_name(run.dtype)).c_str(), run.count * element_size(run.dtype),
-              std::string(op_name(run.op)).c_str(),
-              collective == Collective::Broadcast || collective == Collective::Reduce ||
-                      collective == Collective::Scatter || collective == Collective::Gather
-                  ? (", root " + std::to_string(run.root)).c_str()
-                  : "");
-  const bool small = run.ranks <= 16 && run.count * (is_list_op(collective) ? static_cast<std::size_t>(run.ranks) : 1) <= 64;
+  std::printf(
+      "# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes), op %s%s\n",
+      run.operation.c_str(), run.algorithm.c_str(), run.ranks, run.count,
+      std::string(dtype_name(run.dtype)).c_str(), run.count * element_size(run.dtype),
+      std::string(op_name(run.op)).c_str(),
+      collective_info(collective).rooted ? (", root " + std::to_string(run.root)).c_str() : "");
+  const bool small =
+      run.ranks <= 16 && run.count * collective_info(collective).size_blocks(run.ranks) <= 64;
   const bool show = c.steps == 1 || (c.steps == -1 && small);
   if (show) {
     if (!run.values_recorded) std::printf("# %s\n", run.values_note.c_str());
@@ -333,10 +326,10 @@ void add_sim_command(CLI::App& app) {
   auto cmd = std::make_shared<SimCommand>();
   CLI::App* sub = app.add_subcommand(
       "sim", "simulate a collective on virtual ranks: every message and buffer, a cost model");
+  std::string ops;
+  for (const CollectiveInfo& row : collective_table()) ops += std::string(row.name) + ", ";
   sub->add_option("op", cmd->op,
-                  "all_reduce, broadcast, reduce, all_gather, reduce_scatter, all_to_all, gather, "
-                  "scatter, barrier, parameter_server, or ddp (how much all_reduce hides behind "
-                  "backward)");
+                  ops + "parameter_server, or ddp (how much all_reduce hides behind backward)");
   sub->add_option("--algo,--algorithm", cmd->algorithm, "algorithm name (default: the op's)");
   sub->add_option("--ranks,-n", cmd->ranks, "virtual ranks")->check(CLI::Range(1, 1024));
   sub->add_option("--bytes", cmd->bytes,
