@@ -18,12 +18,28 @@ struct LessonArgs {
   int root = -1;  // src/dst for rooted collectives; -1: the article's choice
 };
 
+struct RunOptions;  // runner.hpp
+
+// One row of the lesson table (registry.cpp). What a row says about the
+// options it takes is checked before any rank starts (runner.hpp), so an
+// option a lesson cannot use is refused rather than silently ignored.
 struct Lesson {
   std::string_view name;
   std::string_view teaches;  // one line for `ringlab lesson --list`
   int default_world_size;
   void (*run)(ProcessGroup& pg, const LessonArgs& args);
+  // Why the lesson cannot run on `world` ranks, or "" when it can; nullptr:
+  // any world.
+  std::string (*world_problem)(int world) = nullptr;
+  // What --root names ("src" or "dst"); "": the lesson has no root rank.
+  std::string_view root = "";
+  // Set for a lesson that starts worlds of its own, on several backends,
+  // instead of running `run` on every rank of one (run is then nullptr).
+  void (*run_itself)(const RunOptions& options) = nullptr;
 };
+
+// Why `lesson` cannot run on `world` ranks ("" when it can).
+std::string world_problem(const Lesson& lesson, int world);
 
 std::span<const Lesson> all_lessons();
 // Throws std::invalid_argument listing the lessons when name is unknown.

@@ -18,13 +18,44 @@ void all_to_all(ProcessGroup&, const LessonArgs&);
 void barrier(ProcessGroup&, const LessonArgs&);
 
 namespace {
+
+std::string two_ranks_of_pingpong(int world) {
+  if (world == 2) return "";
+  return "the article's ping-pong passes a tensor between rank 0 and rank 1: it needs exactly 2 "
+         "ranks (-n 2)";
+}
+
 constexpr Lesson kLessons[] = {
-    {"pingpong", "send/recv: two ranks pass a tensor back and forth", 2, pingpong},
-    {"pingpong_async", "isend/irecv: the same ping-pong with Work handles", 2, pingpong_async},
-    {"broadcast", "broadcast: everyone gets the src rank's tensor", 4, broadcast},
-    {"scatter", "scatter: the src rank hands entry r of its list to rank r", 4, scatter},
-    {"gather", "gather: the dst rank collects every rank's tensor", 4, gather},
-    {"reduce", "reduce: the dst rank gets the sum; the others keep Gloo's partial sums", 4, reduce},
+    {.name = "pingpong",
+     .teaches = "send/recv: two ranks pass a tensor back and forth",
+     .default_world_size = 2,
+     .run = pingpong,
+     .world_problem = two_ranks_of_pingpong},
+    {.name = "pingpong_async",
+     .teaches = "isend/irecv: the same ping-pong with Work handles",
+     .default_world_size = 2,
+     .run = pingpong_async,
+     .world_problem = two_ranks_of_pingpong},
+    {.name = "broadcast",
+     .teaches = "broadcast: everyone gets the src rank's tensor",
+     .default_world_size = 4,
+     .run = broadcast,
+     .root = "src"},
+    {.name = "scatter",
+     .teaches = "scatter: the src rank hands entry r of its list to rank r",
+     .default_world_size = 4,
+     .run = scatter,
+     .root = "src"},
+    {.name = "gather",
+     .teaches = "gather: the dst rank collects every rank's tensor",
+     .default_world_size = 4,
+     .run = gather,
+     .root = "dst"},
+    {.name = "reduce",
+     .teaches = "reduce: the dst rank gets the sum; the others keep Gloo's partial sums",
+     .default_world_size = 4,
+     .run = reduce,
+     .root = "dst"},
     {"all_gather", "all_gather: everyone collects every rank's tensor", 4, all_gather},
     {"all_reduce", "all_reduce: everyone gets the sum", 4, all_reduce},
     {"reduce_scatter", "reduce_scatter: the sum, cut in parts, one part per rank", 4,

@@ -10,17 +10,34 @@
 namespace ringlab::lessons {
 
 struct RunOptions {
-  int world_size = 0;  // 0: the lesson's default
-  std::string backend = backends::default_backend();
+  int world_size = 0;   // 0: the lesson's default
+  std::string backend;  // "": backends::default_backend()
   LessonArgs args;
   ProcessGroupOptions group;
 };
 
-// Runs one lesson with backends::run_ranks.
+// The backend the options name, or the default.
+std::string backend_of(const RunOptions& options);
+// The world size a run of `lesson` uses: --world-size, or the lesson's default.
+int world_size_of(const Lesson& lesson, const RunOptions& options);
+
+// Throws std::invalid_argument, with one message saying what is wrong and
+// what to do, for anything in `options` that cannot work with `lesson`: a
+// world size the lesson (or this machine, for the backend) cannot run, a
+// --root outside the world or for a lesson without one, an unknown backend
+// or algorithm, a --backend for a lesson that runs every backend itself.
+// run_lesson calls it before any rank starts.
+void check_options(const Lesson& lesson, const RunOptions& options);
+
+// Checks the options, then runs one lesson with backends::run_ranks (or lets
+// a lesson that starts its own worlds run itself).
 void run_lesson(const Lesson& lesson, const RunOptions& options);
 
-// Every lesson at its default world size, each after a "# name (world N)"
-// header: the terminal tour of the README's main command.
+// Every lesson in turn, each after a "# name (world N): what it teaches"
+// header: the terminal tour of the README's main command. With a
+// --world-size, a lesson that cannot run on that many ranks is skipped and
+// its header says so and why. A lesson that runs itself on every backend
+// (support) does so whatever --backend says.
 void run_tour(const RunOptions& options);
 
 }  // namespace ringlab::lessons

@@ -85,12 +85,13 @@ TEST_CASE("barrier") {
         "after barrier Rank 0 passed\n");
 }
 
-TEST_CASE("pingpong needs two ranks: at world size 1 it fails as on every backend") {
+TEST_CASE("pingpong needs two ranks: at world size 1 it is refused as on every backend") {
   for (const char* name : {"pingpong", "pingpong_async"}) {
     const Run run = run_ringlab(std::string("lesson ") + name + " --backend nccl --world-size 1");
     INFO(run.output);
     CHECK(run.status != 0);
-    CHECK(run.output.find("dst = 1 is not a rank of this world") != std::string::npos);
+    CHECK(run.output.find("cannot run on 1 rank: the article's ping-pong passes a tensor between "
+                          "rank 0 and rank 1: it needs exactly 2 ranks") != std::string::npos);
   }
 }
 
