@@ -125,6 +125,31 @@ TEST_CASE("bad lesson arguments are refused with one error before any rank start
   refused_before_start("tour --algorithm reduce=nope", "reduce has no algorithm 'nope'");
 }
 
+TEST_CASE("bad benchmark arguments are refused with one error before any rank starts") {
+  const std::string bench = "bench --sizes 4K:4K --warmup 0 --iters 1 ";
+  refused_before_start(bench + "--op reduce --root 7",
+                       "--root 7 is not a rank of a world of 4 ranks (0 to 3): pass a --root "
+                       "below 4, or -n 8 or more");
+  refused_before_start(bench + "--op all_reduce --root 1", "--root: all_reduce has no root rank");
+  refused_before_start(bench + "--op all_reduce --algorithm foo",
+                       "--algorithm foo: all_reduce has no such algorithm: use one of ring, ");
+  refused_before_start(bench + "--op sendrecv --algorithm ring",
+                       "sendrecv is one send and one receive per rank and has no algorithm");
+  refused_before_start(bench + "--op sendrecv -n 1", "sendrecv passes messages between ranks");
+  refused_before_start(bench + "--op all_reduce --redop prod",
+                       "the benchmark checks its results for sum, avg, min and max only");
+  refused_before_start(bench + "--op all_reduce --redop avg --dtype int64",
+                       "reduce op avg does not apply to dtype int64");
+  refused_before_start(bench + "--op all_gather --redop max",
+                       "--redop: all_gather does not reduce");
+  refused_before_start(bench + "--op allreduce", "unknown benchmark op 'allreduce'");
+  // What passes those checks runs (the header is rank 0's first line).
+  const Run run = run_ringlab(bench + "--op reduce --root 3 --redop max --backend inproc");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("# ringlab bench: reduce") != std::string::npos);
+}
+
 // Issue 15, item 6: `lesson pingpong -n 4` ran and exited 0 while ranks 2 and
 // 3 did nothing; the article's program is for exactly 2 ranks.
 TEST_CASE("a lesson for exactly 2 ranks refuses another world size before any rank starts") {
