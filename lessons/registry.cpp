@@ -16,6 +16,8 @@ void all_reduce(ProcessGroup&, const LessonArgs&);
 void reduce_scatter(ProcessGroup&, const LessonArgs&);
 void all_to_all(ProcessGroup&, const LessonArgs&);
 void barrier(ProcessGroup&, const LessonArgs&);
+void support(const RunOptions&);
+std::string support_world_problem(int world);
 
 namespace {
 
@@ -62,6 +64,13 @@ constexpr Lesson kLessons[] = {
      reduce_scatter},
     {"all_to_all", "all_to_all: entry j of rank r goes to rank j (a transpose)", 4, all_to_all},
     {"barrier", "barrier: nobody passes until everybody has arrived", 4, barrier},
+    {.name = "support",
+     .teaches = "seed 001's table of which backend runs which operation, with ringlab's "
+                "backends run here",
+     .default_world_size = 4,
+     .run = nullptr,
+     .world_problem = support_world_problem,
+     .run_itself = support},
 };
 }  // namespace
 
