@@ -19,7 +19,7 @@ constexpr Backend kBackends[] = {
     {"nccl",
      "one GPU per rank, ranks as threads; the hand-written algorithms with every message sent by "
      "NCCL through GPU memory",
-     run_nccl_ranks, init_nccl_process_group},
+     run_nccl_ranks, init_nccl_process_group, nccl_cannot_run},
 #endif
 };
 
@@ -51,6 +51,12 @@ std::string backends_help() {
 }
 
 std::string default_backend() { return std::string(kDefaultBackend); }
+
+std::string cannot_run(std::string_view backend, int world) {
+  for (const Backend& row : kBackends)
+    if (row.name == backend) return row.cannot_run ? row.cannot_run(world) : std::string();
+  return "";
+}
 
 void run_ranks(std::string_view backend, int world, const RankBody& body,
                const ProcessGroupOptions& group) {

@@ -50,6 +50,10 @@ struct Backend {
   void (*run_world)(int world, const RankBody& body, const ProcessGroupOptions& group);
   // nullptr where a process cannot join a job on this backend.
   std::unique_ptr<ProcessGroup> (*init_process_group)(ProcessGroupOptions options);
+  // Why this machine cannot run `world` ranks of this backend now ("" when it
+  // can), found without starting a rank and without throwing: nccl needs a GPU
+  // per rank. nullptr: any world.
+  std::string (*cannot_run)(int world) = nullptr;
 };
 
 // Every backend this build has, the default (tcp) first.
@@ -60,6 +64,10 @@ const Backend& find_backend(std::string_view name);
 std::vector<std::string> backend_names();
 std::string backends_help();    // "inproc (ranks as threads), tcp (...)"
 std::string default_backend();  // "tcp"
+
+// Why this machine cannot run `world` ranks of `backend` now ("" when it can,
+// or when the backend is not in this build: find_backend says that).
+std::string cannot_run(std::string_view backend, int world);
 
 // find_backend(backend).run_world(world, body, group).
 void run_ranks(std::string_view backend, int world, const RankBody& body,

@@ -6,8 +6,10 @@
 // passed through the TCP backend's store.
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "backends/rows.hpp"
+#include "transport/nccl/cuda_check.hpp"
 #include "transport/nccl/nccl_world.hpp"
 #include "transport/nccl/staged_transport.hpp"
 #include "transport/nccl/store_rendezvous.hpp"
@@ -23,6 +25,15 @@ void run_nccl_ranks(int world, const RankBody& body, const ProcessGroupOptions& 
         body(pg);
       },
       group.timeout);
+}
+
+std::string nccl_cannot_run(int world) {
+  std::string why;
+  const int gpus = nccl::visible_gpu_count(&why);
+  if (gpus >= world) return "";
+  const std::string needed = std::to_string(world) + " GPU" + (world == 1 ? "" : "s");
+  if (gpus <= 0) return "needs " + needed + " (one per rank); CUDA shows none here: " + why;
+  return "needs " + needed + " (one per rank); CUDA shows " + std::to_string(gpus) + " here";
 }
 
 std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "backends/backends.hpp"
 
@@ -19,6 +20,8 @@ std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options
 // nccl.cpp: one GPU per rank (transport/nccl/).
 void run_nccl_ranks(int world, const RankBody& body, const ProcessGroupOptions& group);
 std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options);
+// "" when CUDA shows at least `world` GPUs, else how many it shows and why.
+std::string nccl_cannot_run(int world);
 #endif
 
 }  // namespace ringlab::backends

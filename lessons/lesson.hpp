@@ -22,6 +22,11 @@ struct LessonArgs {
   std::string checkpoint;    // ddp_checkpoint: where to save and keep it ("": a temporary file)
 };
 
+struct RunOptions;  // runner.hpp
+
+// One row of the lesson table (registry.cpp). What a row says about the
+// options it takes is checked before any rank starts (runner.hpp), so an
+// option a lesson cannot use is refused rather than silently ignored.
 struct Lesson {
   std::string_view name;
   std::string_view teaches;  // one line for `ringlab lesson --list`
@@ -33,12 +38,17 @@ struct Lesson {
   // the caller named another, and says which one runs (runner.hpp).
   std::optional<Collective> collective = std::nullopt;
   std::string_view algorithm = "";
+  // What --root names ("src" or "dst"); "": the lesson has no root rank.
+  std::string_view root = "";
   // Why the lesson cannot run on `world` ranks, or "" when it can; nullptr:
-  // any world. Checked before any rank starts.
+  // any world.
   std::string (*world_problem)(int world) = nullptr;
   // Without --world-size the lesson runs on default_world_size ranks, then
   // again on this many (0: not again): ddp_grad_average's 14.0, then 7.0.
   int then_world_size = 0;
+  // Set for a lesson that starts worlds of its own, on several backends,
+  // instead of running `run` on every rank of one (run is then nullptr).
+  void (*run_itself)(const RunOptions& options) = nullptr;
 };
 
 // Why `lesson` cannot run on `world` ranks ("" when it can).

@@ -10,11 +10,16 @@
 namespace ringlab::lessons {
 
 struct RunOptions {
-  int world_size = 0;  // 0: the lesson's default
-  std::string backend = backends::default_backend();
+  int world_size = 0;   // 0: the lesson's default
+  std::string backend;  // "": backends::default_backend()
   LessonArgs args;
   ProcessGroupOptions group;
 };
+
+// The backend the options name, or the default.
+std::string backend_of(const RunOptions& options);
+// The world size a run of `lesson` uses first: --world-size, or the lesson's default.
+int world_size_of(const Lesson& lesson, const RunOptions& options);
 
 // The group options a lesson runs with: the caller's, plus the algorithm its
 // article implies where the caller named none for that collective.
@@ -25,14 +30,25 @@ ProcessGroupOptions lesson_group_options(const Lesson& lesson, const ProcessGrou
 // (the default)", "... (as chosen)". "" for a point-to-point lesson.
 std::string algorithm_statement(const Lesson& lesson, const ProcessGroupOptions& group);
 
-// Runs one lesson with backends::run_ranks. Its rank 0 first writes
-// "# lesson NAME: <algorithm_statement>" to stderr: stdout stays what the
-// article's program prints.
+// Throws std::invalid_argument, with one message saying what is wrong and
+// what to do, for anything in `options` that cannot work with `lesson`: a
+// world size the lesson (or this machine, for the backend) cannot run, a
+// --root outside the world or for a lesson without one, an unknown backend
+// or algorithm, a --backend for a lesson that runs every backend itself.
+// run_lesson calls it before any rank starts.
+void check_options(const Lesson& lesson, const RunOptions& options);
+
+// Checks the options, then runs one lesson with backends::run_ranks (or lets
+// a lesson that starts its own worlds run itself). Rank 0 of each world first
+// writes "# lesson NAME: <algorithm_statement>" to stderr: stdout stays what
+// the article's program prints.
 void run_lesson(const Lesson& lesson, const RunOptions& options);
 
-// Every lesson at its default world size, each after a "# name (world N):
-// what it teaches [<algorithm_statement>]" header: the terminal tour of the
-// README's main command.
+// Every lesson in turn, each after a "# name (world N): what it teaches
+// [<algorithm_statement>]" header: the terminal tour of the README's main
+// command. With a --world-size, a lesson that cannot run on that many ranks
+// is skipped and its header says so and why. A lesson that runs itself on
+// every backend (support) does so whatever --backend says.
 void run_tour(const RunOptions& options);
 
 }  // namespace ringlab::lessons

@@ -85,14 +85,14 @@ TEST_CASE("barrier") {
         "after barrier Rank 0 passed\n");
 }
 
-TEST_CASE("pingpong needs two ranks: at world size 1 it fails as on every backend") {
+TEST_CASE("pingpong needs two ranks: at world size 1 it is refused as on every backend") {
   for (const char* name : {"pingpong", "pingpong_async"}) {
     const Run run = run_ringlab(std::string("lesson ") + name + " --backend nccl --world-size 1");
     INFO(run.output);
     CHECK(run.status != 0);
     // Refused before any rank starts (lessons/registry.cpp), on every backend.
-    CHECK(run.output.find("cannot run on 1 rank: rank 0 and rank 1 pass the tensor: it needs at "
-                          "least 2 ranks") != std::string::npos);
+    CHECK(run.output.find("cannot run on 1 rank: the article's ping-pong passes a tensor between "
+                          "rank 0 and rank 1: it needs exactly 2 ranks") != std::string::npos);
   }
 }
 

@@ -1,6 +1,9 @@
 // `ringlab bench --op OP [--algorithm A] [--backend B] -n RANKS --sizes 4K:64M`
+#include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench/bench.hpp"
 #include "backends/backends.hpp"
@@ -18,6 +21,65 @@ struct BenchCommand {
   std::string redop = "sum";
   int timeout_ms = 60000;
 };
+
+// What the ranks would each find wrong after printing the header, found
+// before any of them starts: a root outside the world or for an op without
+// one, an algorithm the op's table lacks, a reduce op the check cannot judge
+// or the dtype cannot take, sendrecv alone. `row`: the op's collective
+// (nullptr: sendrecv); unknown ops were refused by bench::benchmark_op.
+std::string names_where(bool (*wanted)(const CollectiveInfo&)) {
+  std::string names;
+  for (const CollectiveInfo& c : collective_table())
+    if (wanted(c)) names += (names.empty() ? "" : ", ") + std::string(c.name);
+  return names;
+}
+
+void check_before_start(const BenchCommand& cmd, const CollectiveInfo* row, bool root_given,
+                        bool redop_given) {
+  const bench::BenchOptions& o = cmd.options;
+  const bool rooted = row && row->rooted;
+  const bool reduces = row && row->reduces;
+  const std::string world = std::to_string(cmd.ranks);
+  if (root_given && !rooted)
+    throw std::invalid_argument("--root: " + o.op +
+                                " has no root rank: leave --root out (it is for " +
+                                names_where([](const CollectiveInfo& c) { return c.rooted; }) +
+                                ")");
+  if (rooted && (o.root < 0 || o.root >= cmd.ranks))
+    throw std::invalid_argument("--root " + std::to_string(o.root) +
+                                " is not a rank of a world of " + world + " ranks (0 to " +
+                                std::to_string(cmd.ranks - 1) + "): pass a --root below " + world +
+                                ", or -n " + std::to_string(o.root + 1) + " or more");
+  if (o.op == "sendrecv" && cmd.ranks < 2)
+    throw std::invalid_argument("sendrecv passes messages between ranks: use -n 2 or more");
+  if (!o.algorithm.empty() && o.algorithm != "default") {
+    if (o.op == "sendrecv")
+      throw std::invalid_argument(
+          "--algorithm " + o.algorithm +
+          ": sendrecv is one send and one receive per rank and has no algorithm: leave it out");
+    const std::vector<std::string> names = algorithm_names(row->id);
+    if (std::find(names.begin(), names.end(), o.algorithm) == names.end()) {
+      std::string valid;
+      for (const std::string& name : names) valid += (valid.empty() ? "" : ", ") + name;
+      throw std::invalid_argument("--algorithm " + o.algorithm + ": " + o.op +
+                                  " has no such algorithm: use one of " + valid);
+    }
+  }
+  if (redop_given && !reduces)
+    throw std::invalid_argument("--redop: " + o.op +
+                                " does not reduce: leave --redop out (it is for " +
+                                names_where([](const CollectiveInfo& c) { return c.reduces; }) +
+                                ")");
+  if (reduces) {
+    const ReduceOp op = o.redop;
+    if (op != ReduceOp::SUM && op != ReduceOp::AVG && op != ReduceOp::MIN && op != ReduceOp::MAX)
+      throw std::invalid_argument("--redop " + cmd.redop +
+                                  ": the benchmark checks its results for sum, avg, min and max "
+                                  "only: use one of those");
+    check_op(op, o.dtype);  // avg on an integer dtype
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -38,12 +100,13 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--iters", cmd->options.iters, "timed runs per size")->check(CLI::PositiveNumber);
   sub->add_option("--timeout-ms", cmd->timeout_ms, "limit of every wait")->check(CLI::PositiveNumber);
   add_trace_option(*sub);
-  sub->callback([cmd] {
+  sub->callback([cmd, sub] {
     auto& o = cmd->options;
     std::tie(o.min_bytes, o.max_bytes) = bench::parse_size_range(cmd->sizes);
     o.dtype = parse_dtype(cmd->dtype);
     o.redop = parse_op(cmd->redop);
-    bench::benchmark_op(o.op);  // rejects unknown ops before starting ranks
+    const CollectiveInfo* row = bench::benchmark_op(o.op);  // rejects unknown ops
+    check_before_start(*cmd, row, sub->count("--root") > 0, sub->count("--redop") > 0);
     ProcessGroupOptions group;
     group.timeout = Duration(cmd->timeout_ms);
     group.check_arguments = false;  // time the collective, not the argument exchange

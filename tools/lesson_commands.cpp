@@ -14,7 +14,6 @@ namespace ringlab::cli {
 namespace {
 
 struct LessonCommand {
-  LessonCommand() { options.backend = backends::default_backend(); }
   std::string name;
   bool list = false;
   lessons::RunOptions options;
@@ -29,8 +28,13 @@ void apply_common(LessonCommand& cmd) {
     if (equals == std::string::npos)
       throw std::invalid_argument("--algorithm " + choice +
                                   ": write COLLECTIVE=NAME, e.g. all_reduce=recursive_doubling");
-    cmd.options.group.algorithms[parse_collective(choice.substr(0, equals))] =
-        choice.substr(equals + 1);
+    Collective collective;
+    try {
+      collective = parse_collective(choice.substr(0, equals));
+    } catch (const std::invalid_argument& error) {
+      throw std::invalid_argument("--algorithm " + choice + ": " + error.what());
+    }
+    cmd.options.group.algorithms[collective] = choice.substr(equals + 1);
   }
 }
 
@@ -39,7 +43,8 @@ void add_common_options(CLI::App& sub, LessonCommand& cmd) {
                  "number of ranks (default: the article's)")
       ->check(CLI::Range(1, 1024));
   sub.add_option("--backend", cmd.options.backend,
-                 "where the ranks run: " + backends::backends_help())
+                 "where the ranks run (default " + backends::default_backend() +
+                     "): " + backends::backends_help())
       ->check(CLI::IsMember(backends::backend_names()));
   sub.add_option("--timeout-ms", cmd.timeout_ms, "limit of every wait, in milliseconds")
       ->check(CLI::PositiveNumber);
@@ -71,7 +76,10 @@ void add_lesson_commands(CLI::App& app) {
   CLI::App* lesson = app.add_subcommand("lesson", "run one article program on every rank");
   lesson->add_option("name", cmd->name, "lesson name (see --list)");
   lesson->add_flag("--list", cmd->list, "list the lessons");
-  lesson->add_option("--root", cmd->options.args.root, "src/dst rank of a rooted collective");
+  lesson
+      ->add_option("--root", cmd->options.args.root,
+                   "src or dst rank of a lesson that has one (default: the article's)")
+      ->check(CLI::Range(0, 1023));
   lesson->add_option("--lr", cmd->options.args.lr, "training lessons: the learning rate")
       ->check(CLI::Range(0.0, 1000.0));
   lesson->add_option("--steps", cmd->options.args.steps,
