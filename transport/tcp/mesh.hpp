@@ -7,7 +7,9 @@
 // else that reaches the listener (a port scanner, a stale job, a connection
 // that says nothing within the handshake timeout) is logged and closed; the
 // rendezvous goes on. Accepting and connecting overlap on one io_context that
-// the calling thread runs until every peer is connected or the deadline.
+// the calling thread runs until every peer is connected or the deadline: each
+// handshake is a coroutine (co_spawn) that reads top to bottom, and an
+// exception escaping one of them ends run() with that exception.
 #pragma once
 
 #include <chrono>
@@ -30,7 +32,7 @@ class Mesh {
   int port() const;
 
   struct Connected {
-    std::unique_ptr<boost::asio::io_context> io;  // the sockets' context: keep it alive
+    std::unique_ptr<boost::asio::io_context> io;        // the sockets' context: keep it alive
     std::vector<boost::asio::ip::tcp::socket> sockets;  // by peer rank
   };
   // Connects to every lower rank (addresses[q] = "host:port") and accepts
