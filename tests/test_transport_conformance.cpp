@@ -135,7 +135,8 @@ const char* kind_name(Kind kind) {
 
 void check_all_finished(const std::vector<RankOutcome>& outcomes) {
   for (std::size_t rank = 0; rank < outcomes.size(); ++rank) {
-    INFO("rank " << rank << ": " << kind_name(outcomes[rank].kind) << " " << outcomes[rank].what);
+    INFO("rank " << rank << ": " << std::string(kind_name(outcomes[rank].kind)) << " "
+                 << outcomes[rank].what);
     CHECK(outcomes[rank].kind == Kind::Finished);
   }
 }
@@ -377,7 +378,7 @@ TEST_CASE(
       CHECK(outcomes[2].what == "rank 2 broke");
       for (int rank : {0, 1}) {
         const RankOutcome& o = outcomes[static_cast<std::size_t>(rank)];
-        INFO("rank " << rank << ": " << kind_name(o.kind) << " " << o.what);
+        INFO("rank " << rank << ": " << std::string(kind_name(o.kind)) << " " << o.what);
         CHECK(o.kind == Kind::PeerFailure);
         CHECK(o.peer == 2);
         CHECK(o.what.find("rank 2") != std::string::npos);
