@@ -6,23 +6,12 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
-#include <sstream>
 
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/log.hpp"
 #include "transport/tcp/socket_util.hpp"
 
 namespace ringlab::tcp {
-
-std::string list_ranks(const std::vector<int>& ranks) {
-  std::ostringstream out;
-  out << (ranks.size() == 1 ? "rank " : "ranks ");
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i) out << (i + 1 == ranks.size() ? " and " : ", ");
-    out << ranks[i];
-  }
-  return out.str();
-}
 
 namespace {
 
@@ -70,12 +59,14 @@ std::string check_handshake(std::span<const std::byte, kHandshakeBytes> bytes,
 
 class Mesh::Impl {
  public:
-  Impl(const Rendezvous& r, std::uint64_t job, Clock::time_point deadline)
+  Impl(const Rendezvous& r, std::uint64_t job, Clock::time_point deadline, WaitReport* report)
       : r_(r),
         job_(job),
         deadline_(deadline),
+        report_(report),
         io_(std::make_unique<asio::io_context>()),
-        acceptor_(*io_) {
+        acceptor_(*io_),
+        report_timer_(*io_) {
     sockets_.reserve(static_cast<std::size_t>(r.world_size));
     for (int i = 0; i < r.world_size; ++i) sockets_.emplace_back(*io_);
     connected_.assign(static_cast<std::size_t>(r.world_size), false);
@@ -99,6 +90,7 @@ class Mesh::Impl {
     if (r_.rank + 1 < r_.world_size) spawn(accept_higher_ranks());
     for (int lower = 0; lower < r_.rank; ++lower)
       connect_to(lower, addresses[static_cast<std::size_t>(lower)]);
+    if (report_ && missing_ > 0) spawn(report_missing());
     while (missing_ > 0 && !escaped_ && Clock::now() < deadline_) io_->run_one_until(deadline_);
     finish();
     if (escaped_) std::rethrow_exception(escaped_);
@@ -332,11 +324,24 @@ class Mesh::Impl {
     --missing_;
   }
 
-  // Stops listening and connecting, and drops every unfinished handshake.
+  // Rank 0 says, every few seconds, which ranks have not connected yet.
+  awaitable<void> report_missing() {
+    for (;;) {
+      report_timer_.expires_at(report_->next_due());
+      ErrorCode error;
+      co_await report_timer_.async_wait(asio::redirect_error(asio::use_awaitable, error));
+      if (error || finished_) co_return;
+      report_->report_if_due(unconnected());
+    }
+  }
+
+  // Stops listening, connecting and reporting, and drops every unfinished
+  // handshake.
   void finish() {
     finished_ = true;
     ErrorCode ignored;
     acceptor_.close(ignored);
+    report_timer_.cancel();
     for (auto& out : outgoing_) {
       out->pause.cancel();
       if (out->socket.is_open()) out->socket.close(ignored);
@@ -360,8 +365,10 @@ class Mesh::Impl {
   const Rendezvous& r_;
   std::uint64_t job_;
   Clock::time_point deadline_;
+  WaitReport* report_;
   std::unique_ptr<asio::io_context> io_;
   tcp::acceptor acceptor_;
+  asio::steady_timer report_timer_;
   std::vector<tcp::socket> sockets_;
   std::vector<bool> connected_;
   std::vector<std::string> last_error_;
@@ -372,8 +379,9 @@ class Mesh::Impl {
   std::exception_ptr escaped_;  // from a coroutine: run() rethrows it
 };
 
-Mesh::Mesh(const Rendezvous& r, std::uint64_t job_id, Clock::time_point deadline)
-    : impl_(std::make_unique<Impl>(r, job_id, deadline)) {}
+Mesh::Mesh(const Rendezvous& r, std::uint64_t job_id, Clock::time_point deadline,
+           WaitReport* report)
+    : impl_(std::make_unique<Impl>(r, job_id, deadline, report)) {}
 Mesh::~Mesh() = default;
 int Mesh::port() const { return impl_->port(); }
 Mesh::Connected Mesh::run(const std::vector<std::string>& addresses) {

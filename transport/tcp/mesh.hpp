@@ -20,14 +20,17 @@
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/tcp.hpp"
+#include "transport/tcp/wait_report.hpp"
 
 namespace ringlab::tcp {
 
 class Mesh {
  public:
   // Starts listening on an ephemeral port at r.bind_addr (throws CommError if
-  // it cannot).
-  Mesh(const Rendezvous& r, std::uint64_t job_id, std::chrono::steady_clock::time_point deadline);
+  // it cannot). While run() waits, `report` (if not null) is told which
+  // ranks have not connected to this one yet.
+  Mesh(const Rendezvous& r, std::uint64_t job_id, std::chrono::steady_clock::time_point deadline,
+       WaitReport* report = nullptr);
   ~Mesh();
   int port() const;
 
@@ -45,8 +48,5 @@ class Mesh {
  private:
   std::unique_ptr<Impl> impl_;
 };
-
-// "rank 2", "ranks 1, 2 and 3".
-std::string list_ranks(const std::vector<int>& ranks);
 
 }  // namespace ringlab::tcp
