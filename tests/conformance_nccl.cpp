@@ -9,7 +9,10 @@
 // skips exactly those checks.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "transport/nccl/cuda_check.hpp"
 #include "transport/nccl/nccl_transport.hpp"
