@@ -3,12 +3,13 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
-#include <cstring>
+#include <algorithm>
 #include <deque>
 #include <exception>
-#include <map>
 #include <sstream>
 #include <vector>
+
+#include "transport/mailbox.hpp"
 
 namespace ringlab::sim {
 
@@ -27,32 +28,6 @@ std::shared_ptr<std::byte[]> reserve_address_space(std::size_t bytes) {
   return {static_cast<std::byte*>(p), [bytes](std::byte* q) { munmap(q, bytes); }};
 }
 
-struct PostedRecv {
-  MutBytes buffer;
-  bool done = false;
-  std::string error;
-};
-
-struct Message {
-  std::vector<std::byte> data;  // empty when the world moves no data
-  std::size_t size = 0;
-};
-
-using Key = std::pair<int, Tag>;  // (source rank, tag)
-
-struct Mailbox {
-  std::map<Key, std::deque<Message>> queued;
-  std::map<Key, std::deque<std::shared_ptr<PostedRecv>>> posted;
-};
-
-std::string size_mismatch(int rank, int src, Tag tag, std::size_t expected, std::size_t got) {
-  std::ostringstream out;
-  out << "rank " << rank << " expected " << expected << " bytes from rank " << src << " ("
-      << describe_tag(tag) << ") but the message has " << got
-      << " bytes: the ranks passed buffers of different sizes or dtypes";
-  return out.str();
-}
-
 }  // namespace
 
 struct FiberWorld::State {
@@ -61,9 +36,11 @@ struct FiberWorld::State {
     std::shared_ptr<std::byte[]> stack;
     bool finished = false;
     bool runnable = true;
-    // What it waits for, to explain a deadlock.
+    // While blocked: what it waits for (to explain a stall) and until when.
     int waiting_for = -1;
     Tag waiting_tag = 0;
+    Duration deadline{};
+    bool timed_out = false;  // woken because virtual time reached its deadline
   };
 
   int size = 0;
@@ -77,22 +54,39 @@ struct FiberWorld::State {
   std::exception_ptr first_error;
   const std::function<void(Transport&)>* body = nullptr;
   std::deque<int> ready;
+  // Virtual time: it moves only when every unfinished rank waits (see
+  // fiber_world.hpp), to the earliest deadline among them.
+  Duration now{};
+  // Who waited for whom the last time nobody could go on (before any failure).
+  std::string stall;
 
+  Fiber& fiber(int rank) { return fibers[static_cast<std::size_t>(rank)]; }
   void make_runnable(int rank) {
-    Fiber& f = fibers[static_cast<std::size_t>(rank)];
+    Fiber& f = fiber(rank);
     if (!f.runnable && !f.finished) {
       f.runnable = true;
       ready.push_back(rank);
     }
   }
-  // Called by a fiber that cannot go on: back to the scheduler.
-  void block(int src, Tag tag) {
-    Fiber& f = fibers[static_cast<std::size_t>(current)];
+  Duration deadline_after(Duration timeout) const {
+    return timeout >= Duration::max() - now ? Duration::max() : now + timeout;
+  }
+  // Called by a fiber that cannot go on: back to the scheduler. Returns true
+  // if it was woken because virtual time reached `deadline`.
+  bool block(int src, Tag tag, Duration deadline) {
+    Fiber& f = fiber(current);
     f.runnable = false;
     f.waiting_for = src;
     f.waiting_tag = tag;
+    f.deadline = deadline;
+    f.timed_out = false;
     swapcontext(&f.context, &scheduler);
     f.waiting_for = -1;
+    return f.timed_out;
+  }
+  // Called by a fiber that can go on but lets the others run first.
+  void yield() {
+    if (current >= 0) swapcontext(&fiber(current).context, &scheduler);
   }
   void fail(int rank, const std::string& why) {
     if (failed_rank >= 0) return;
@@ -100,53 +94,44 @@ struct FiberWorld::State {
     failure = why;
     for (int r = 0; r < size; ++r) make_runnable(r);
   }
+  // Nobody can go on: note who waits for whom, move virtual time to the
+  // earliest deadline and wake the ranks whose waits end there.
+  void advance_time();
 };
 
 namespace {
 
 class FiberRecv final : public Request {
  public:
-  FiberRecv(FiberWorld::State& world, int rank, Key key, std::shared_ptr<PostedRecv> posted)
-      : world_(world), rank_(rank), key_(key), posted_(std::move(posted)) {}
-  ~FiberRecv() override {
-    if (!posted_->done) withdraw();
+  FiberRecv(FiberWorld::State& world, int rank, std::shared_ptr<PostedReceive> posted)
+      : world_(world), rank_(rank), posted_(std::move(posted)) {}
+  ~FiberRecv() override { box().withdraw(posted_); }
+  bool test() override {
+    if (!posted_->done) world_.yield();  // a polling loop lets the others run
+    return posted_->done;
   }
-  bool test() override { return posted_->done; }
-  void wait(Duration) override {
-    while (!posted_->done && world_.failed_rank < 0) world_.block(key_.first, key_.second);
+  void wait(Duration timeout) override {
+    const Duration deadline = world_.deadline_after(timeout);
+    bool timed_out = false;
+    while (!posted_->done && world_.failed_rank < 0 && !timed_out)
+      timed_out = world_.block(posted_->source, posted_->tag, deadline);
     if (posted_->done) {
       if (!posted_->error.empty()) throw CommError(posted_->error);
       return;
     }
-    withdraw();
-    std::ostringstream out;
-    out << "rank " << rank_ << " stopped waiting for rank " << key_.first << " ("
-        << describe_tag(key_.second) << ") because rank " << world_.failed_rank << " failed";
-    throw PeerError(world_.failed_rank, out.str());
+    box().withdraw(posted_);
+    if (world_.failed_rank >= 0)
+      throw PeerError(world_.failed_rank, peer_failed_message(rank_, posted_->source, posted_->tag,
+                                                              world_.failed_rank));
+    throw TimeoutError(
+        timeout_message(rank_, "receive from", posted_->source, posted_->tag, timeout));
   }
 
  private:
-  void withdraw() {
-    auto& posted = world_.boxes[static_cast<std::size_t>(rank_)].posted;
-    auto it = posted.find(key_);
-    if (it == posted.end()) return;
-    std::erase(it->second, posted_);
-    if (it->second.empty()) posted.erase(it);
-  }
+  Mailbox& box() { return world_.boxes[static_cast<std::size_t>(rank_)]; }
   FiberWorld::State& world_;
   int rank_;
-  Key key_;
-  std::shared_ptr<PostedRecv> posted_;
-};
-
-class FailedRequest final : public Request {
- public:
-  explicit FailedRequest(std::string error) : error_(std::move(error)) {}
-  void wait(Duration) override { throw CommError(error_); }
-  bool test() override { return true; }
-
- private:
-  std::string error_;
+  std::shared_ptr<PostedReceive> posted_;
 };
 
 class FiberTransport final : public Transport {
@@ -155,53 +140,23 @@ class FiberTransport final : public Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return world_.size; }
-  std::string_view name() const override { return world_.move_data ? "fibers" : "fibers (no data)"; }
+  std::string_view name() const override {
+    return world_.move_data ? "fibers" : "fibers (no data)";
+  }
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override {
     check_peer(dst, "destination rank");
-    Mailbox& box = world_.boxes[static_cast<std::size_t>(dst)];
-    const Key key{rank_, tag};
-    auto it = box.posted.find(key);
-    if (it != box.posted.end()) {
-      std::shared_ptr<PostedRecv> receiver = std::move(it->second.front());
-      it->second.pop_front();
-      if (it->second.empty()) box.posted.erase(it);
-      if (receiver->buffer.size() == data.size()) {
-        if (world_.move_data && !data.empty())
-          std::memcpy(receiver->buffer.data(), data.data(), data.size());
-      } else {
-        receiver->error = size_mismatch(dst, rank_, tag, receiver->buffer.size(), data.size());
-      }
-      receiver->done = true;
+    if (world_.boxes[static_cast<std::size_t>(dst)].deliver(rank_, tag, data))
       world_.make_runnable(dst);
-    } else {
-      Message message;
-      message.size = data.size();
-      if (world_.move_data) message.data.assign(data.begin(), data.end());
-      box.queued[key].push_back(std::move(message));
-    }
     return std::make_unique<CompletedRequest>();
   }
 
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override {
     check_peer(src, "source rank");
-    Mailbox& box = world_.boxes[static_cast<std::size_t>(rank_)];
-    const Key key{src, tag};
-    auto it = box.queued.find(key);
-    if (it != box.queued.end()) {
-      Message message = std::move(it->second.front());
-      it->second.pop_front();
-      if (it->second.empty()) box.queued.erase(it);
-      if (message.size != data.size())
-        return std::make_unique<FailedRequest>(
-            size_mismatch(rank_, src, tag, data.size(), message.size));
-      if (world_.move_data && !data.empty()) std::memcpy(data.data(), message.data.data(), data.size());
-      return std::make_unique<CompletedRequest>();
-    }
-    auto posted = std::make_shared<PostedRecv>();
-    posted->buffer = data;
-    box.posted[key].push_back(posted);
-    return std::make_unique<FiberRecv>(world_, rank_, key, std::move(posted));
+    auto posted = world_.boxes[static_cast<std::size_t>(rank_)].receive(src, tag, data);
+    if (!posted->done) return std::make_unique<FiberRecv>(world_, rank_, std::move(posted));
+    if (!posted->error.empty()) return std::make_unique<FailedRequest>(posted->error);
+    return std::make_unique<CompletedRequest>();
   }
 
   Buffer allocate(std::size_t bytes) override {
@@ -245,7 +200,8 @@ FiberWorld::FiberWorld(int size, bool move_data) : state_(std::make_shared<State
     throw std::invalid_argument("world size must be at least 1, got " + std::to_string(size));
   state_->size = size;
   state_->move_data = move_data;
-  state_->boxes.resize(static_cast<std::size_t>(size));
+  state_->boxes.reserve(static_cast<std::size_t>(size));
+  for (int rank = 0; rank < size; ++rank) state_->boxes.emplace_back(rank, move_data);
 }
 
 FiberWorld::~FiberWorld() = default;
@@ -255,6 +211,11 @@ void FiberWorld::run(const std::function<void(Transport&)>& body) {
   s.body = &body;
   s.fibers.assign(static_cast<std::size_t>(s.size), {});
   s.ready.clear();
+  s.now = Duration{};
+  s.stall.clear();
+  s.failed_rank = -1;
+  s.failure.clear();
+  s.first_error = nullptr;
   const auto address = reinterpret_cast<std::uintptr_t>(&s);
   for (int rank = 0; rank < s.size; ++rank) {
     auto& fiber = s.fibers[static_cast<std::size_t>(rank)];
@@ -275,30 +236,14 @@ void FiberWorld::run(const std::function<void(Transport&)>& body) {
     s.ready.push_back(rank);
   }
   int unfinished = s.size;
-  std::string deadlock;
   while (unfinished > 0) {
     if (s.ready.empty()) {
-      // Nothing can change any more: explain, then wake everyone so their
-      // waits throw and their stacks unwind.
-      std::ostringstream out;
-      out << "deadlock: no rank can go on;";
-      int shown = 0, first_waiting = -1;
-      for (int r = 0; r < s.size; ++r) {
-        const auto& f = s.fibers[static_cast<std::size_t>(r)];
-        if (f.finished) continue;
-        if (first_waiting < 0) first_waiting = r;
-        if (shown++ < 16)
-          out << " rank " << r << " waits for rank " << f.waiting_for << " ("
-              << describe_tag(f.waiting_tag) << ");";
-      }
-      out << " do the ranks run the same collectives in the same order?";
-      deadlock = out.str();
-      s.fail(first_waiting, deadlock);
+      s.advance_time();
       continue;
     }
     const int rank = s.ready.front();
     s.ready.pop_front();
-    auto& fiber = s.fibers[static_cast<std::size_t>(rank)];
+    auto& fiber = s.fiber(rank);
     if (fiber.finished || !fiber.runnable) continue;
     s.current = rank;
     swapcontext(&s.scheduler, &fiber.context);
@@ -307,21 +252,49 @@ void FiberWorld::run(const std::function<void(Transport&)>& body) {
       --unfinished;
       fiber.stack.reset();
     } else if (fiber.runnable) {
-      s.ready.push_back(rank);  // yielded while still runnable (not used today)
+      s.ready.push_back(rank);  // yielded (Request::test) while still runnable
     }
   }
   s.fibers.clear();
-  if (!deadlock.empty()) throw CommError(deadlock);
-  if (s.first_error) {
-    try {
-      std::rethrow_exception(s.first_error);
-    } catch (const CommError& error) {
-      throw CommError("rank " + std::to_string(s.failed_rank) + ": " + error.what());
-    } catch (const std::invalid_argument& error) {
-      throw std::invalid_argument("rank " + std::to_string(s.failed_rank) + ": " + error.what());
-    } catch (const std::exception& error) {
-      throw std::runtime_error("rank " + std::to_string(s.failed_rank) + ": " + error.what());
+  if (!s.first_error) return;
+  const std::string prefix = "rank " + std::to_string(s.failed_rank) + ": ";
+  try {
+    std::rethrow_exception(s.first_error);
+  } catch (const TimeoutError& error) {
+    // Waits time out only when no rank can go on: explain the deadlock.
+    throw CommError(s.stall.empty() ? prefix + error.what() : s.stall);
+  } catch (const CommError& error) {
+    throw CommError(prefix + error.what());
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(prefix + error.what());
+  } catch (const std::exception& error) {
+    throw std::runtime_error(prefix + error.what());
+  }
+}
+
+void FiberWorld::State::advance_time() {
+  Duration earliest = Duration::max();
+  for (const Fiber& f : fibers)
+    if (!f.finished) earliest = std::min(earliest, f.deadline);
+  if (failed_rank < 0) {
+    std::ostringstream out;
+    out << "deadlock: no rank can go on;";
+    int shown = 0;
+    for (int r = 0; r < size; ++r) {
+      const Fiber& f = fiber(r);
+      if (!f.finished && shown++ < 16)
+        out << " rank " << r << " waits for rank " << f.waiting_for << " ("
+            << describe_tag(f.waiting_tag) << ");";
     }
+    out << " do the ranks run the same collectives in the same order?";
+    stall = out.str();
+  }
+  now = earliest;
+  for (int r = 0; r < size; ++r) {
+    Fiber& f = fiber(r);
+    if (f.finished || f.deadline != earliest) continue;
+    f.timed_out = true;
+    make_runnable(r);
   }
 }
 

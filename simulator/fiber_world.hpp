@@ -1,6 +1,14 @@
 // Virtual ranks as fibers: every rank runs on one OS thread, switching
 // (ucontext) only when it waits for a message that has not arrived. 1024
-// ranks cost 1024 small stacks, not 1024 threads, and no locks.
+// ranks cost 1024 small stacks, not 1024 threads, and no locks. Messages are
+// matched as in the in-process transport (transport/mailbox.hpp), and the
+// world passes the transport conformance suite.
+//
+// Time is virtual. It passes only when every unfinished rank waits, and then
+// it jumps to the earliest deadline among their waits, which time out as they
+// would on a real transport after that long (TimeoutError, timeout_message).
+// So a timeout costs no real time, and a wait times out only when nothing
+// could ever arrive.
 //
 // With move_data = false the ranks move no bytes at all: memory from
 // allocate() is address space reserved with PROT_NONE (touching it crashes,
@@ -26,10 +34,10 @@ class FiberWorld {
 
   // Runs body(transport) for every rank, one fiber each, until all return.
   // A rank that throws stops the others (their waits throw PeerError naming
-  // it) and its error is rethrown here as "rank R: ...". If every unfinished
-  // rank waits for a message nobody will send, throws CommError naming each
-  // waiting rank and the rank and tag it waits for (no timeout needed: the
-  // scheduler knows nothing can change).
+  // it) and its error is rethrown here as "rank R: ...". A run that fails
+  // because a wait timed out (every unfinished rank waited for a message
+  // nobody would send) throws CommError naming each waiting rank and the
+  // rank and tag it waited for: a deadlock.
   void run(const std::function<void(Transport&)>& body);
 
   struct State;

@@ -1,58 +1,38 @@
 #include "transport/inproc.hpp"
 
 #include <condition_variable>
-#include <cstring>
-#include <deque>
 #include <exception>
-#include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
+
+#include "transport/mailbox.hpp"
 
 namespace ringlab {
 
 namespace {
 
-// A receive waiting for its message. The sender copies into `buffer` and sets
-// done (or sets error when the sizes differ).
-struct PostedRecv {
-  MutBytes buffer;
-  bool done = false;
-  std::string error;
-};
-
-using Key = std::pair<int, Tag>;  // (source rank, tag)
-
-// One per destination rank: messages that arrived before their receive, and
-// receives posted before their message. FIFO per (source, tag).
-struct Mailbox {
+// One per rank: its mailbox, and the condition its waits sleep on.
+struct RankBox {
+  explicit RankBox(int rank) : mailbox(rank) {}
   std::mutex mutex;
   std::condition_variable arrived;
-  std::map<Key, std::deque<std::vector<std::byte>>> queued;
-  std::map<Key, std::deque<std::shared_ptr<PostedRecv>>> posted;
+  Mailbox mailbox;  // guarded by mutex
 };
-
-std::string size_mismatch(int rank, int src, Tag tag, std::size_t expected, std::size_t got) {
-  std::ostringstream out;
-  out << "rank " << rank << " expected " << expected << " bytes from rank " << src << " ("
-      << describe_tag(tag) << ") but the message has " << got
-      << " bytes: the ranks passed tensors of different sizes or dtypes";
-  return out.str();
-}
 
 }  // namespace
 
 struct InprocWorld::State {
-  explicit State(int n) : boxes(static_cast<std::size_t>(n)) {
-    for (auto& box : boxes) box = std::make_unique<Mailbox>();
+  explicit State(int n) {
+    boxes.reserve(static_cast<std::size_t>(n));
+    for (int rank = 0; rank < n; ++rank) boxes.push_back(std::make_unique<RankBox>(rank));
   }
-  std::vector<std::unique_ptr<Mailbox>> boxes;
+  std::vector<std::unique_ptr<RankBox>> boxes;
   std::mutex failure_mutex;
   int failed_rank = -1;  // guarded by failure_mutex; also read under a box lock
   std::string failure;
 
   int size() const { return static_cast<int>(boxes.size()); }
-  Mailbox& box(int rank) { return *boxes[static_cast<std::size_t>(rank)]; }
+  RankBox& box(int rank) { return *boxes[static_cast<std::size_t>(rank)]; }
   int failed() {
     std::lock_guard lock(failure_mutex);
     return failed_rank;
@@ -63,21 +43,19 @@ namespace {
 
 class InprocRecv final : public Request {
  public:
-  InprocRecv(std::shared_ptr<InprocWorld::State> state, int rank, Key key,
-             std::shared_ptr<PostedRecv> posted)
-      : state_(std::move(state)), rank_(rank), key_(key), posted_(std::move(posted)) {}
-  ~InprocRecv() override {
-    if (!finished_) withdraw();
-  }
+  InprocRecv(std::shared_ptr<InprocWorld::State> state, int rank,
+             std::shared_ptr<PostedReceive> posted)
+      : state_(std::move(state)), rank_(rank), posted_(std::move(posted)) {}
+  ~InprocRecv() override { withdraw(); }
 
   bool test() override {
-    Mailbox& box = state_->box(rank_);
+    RankBox& box = state_->box(rank_);
     std::lock_guard lock(box.mutex);
     return posted_->done;
   }
 
   void wait(Duration timeout) override {
-    Mailbox& box = state_->box(rank_);
+    RankBox& box = state_->box(rank_);
     std::unique_lock lock(box.mutex);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     int failed = -1;
@@ -86,48 +64,27 @@ class InprocRecv final : public Request {
       return posted_->done || failed >= 0;
     });
     if (posted_->done) {
-      finished_ = true;
       if (!posted_->error.empty()) throw CommError(posted_->error);
       return;
     }
-    lock.unlock();
-    withdraw();
-    if (failed >= 0) {
-      std::ostringstream out;
-      out << "rank " << rank_ << " stopped waiting for rank " << key_.first << " ("
-          << describe_tag(key_.second) << ") because rank " << failed << " failed";
-      throw PeerError(failed, out.str());
-    }
-    throw TimeoutError(timeout_message(rank_, "receive from", key_.first, key_.second, timeout));
+    box.mailbox.withdraw(posted_);
+    if (failed >= 0)
+      throw PeerError(failed, peer_failed_message(rank_, posted_->source, posted_->tag, failed));
+    throw TimeoutError(
+        timeout_message(rank_, "receive from", posted_->source, posted_->tag, timeout));
   }
 
  private:
-  // Removes the posted receive so no sender writes into a buffer nobody waits on.
+  // Takes the receive back so no sender writes into a buffer nobody waits on.
   void withdraw() {
-    Mailbox& box = state_->box(rank_);
+    RankBox& box = state_->box(rank_);
     std::lock_guard lock(box.mutex);
-    finished_ = true;
-    auto it = box.posted.find(key_);
-    if (it == box.posted.end()) return;
-    std::erase(it->second, posted_);
-    if (it->second.empty()) box.posted.erase(it);
+    box.mailbox.withdraw(posted_);
   }
 
   std::shared_ptr<InprocWorld::State> state_;
   int rank_;
-  Key key_;
-  std::shared_ptr<PostedRecv> posted_;
-  bool finished_ = false;
-};
-
-class FailedRequest final : public Request {
- public:
-  explicit FailedRequest(std::string error) : error_(std::move(error)) {}
-  void wait(Duration) override { throw CommError(error_); }
-  bool test() override { return true; }
-
- private:
-  std::string error_;
+  std::shared_ptr<PostedReceive> posted_;
 };
 
 class InprocTransport final : public Transport {
@@ -141,47 +98,20 @@ class InprocTransport final : public Transport {
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override {
     check_peer(dst, "destination rank");
-    Mailbox& box = state_->box(dst);
-    const Key key{rank_, tag};
+    RankBox& box = state_->box(dst);
     std::lock_guard lock(box.mutex);
-    auto it = box.posted.find(key);
-    if (it != box.posted.end()) {
-      std::shared_ptr<PostedRecv> receiver = std::move(it->second.front());
-      it->second.pop_front();
-      if (it->second.empty()) box.posted.erase(it);
-      if (receiver->buffer.size() == data.size()) {
-        if (!data.empty()) std::memcpy(receiver->buffer.data(), data.data(), data.size());
-      } else {
-        receiver->error = size_mismatch(dst, rank_, tag, receiver->buffer.size(), data.size());
-      }
-      receiver->done = true;
-      box.arrived.notify_all();
-    } else {
-      box.queued[key].emplace_back(data.begin(), data.end());
-    }
+    if (box.mailbox.deliver(rank_, tag, data)) box.arrived.notify_all();
     return std::make_unique<CompletedRequest>();
   }
 
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override {
     check_peer(src, "source rank");
-    Mailbox& box = state_->box(rank_);
-    const Key key{src, tag};
+    RankBox& box = state_->box(rank_);
     std::lock_guard lock(box.mutex);
-    auto it = box.queued.find(key);
-    if (it != box.queued.end()) {
-      std::vector<std::byte> message = std::move(it->second.front());
-      it->second.pop_front();
-      if (it->second.empty()) box.queued.erase(it);
-      if (message.size() != data.size())
-        return std::make_unique<FailedRequest>(
-            size_mismatch(rank_, src, tag, data.size(), message.size()));
-      if (!data.empty()) std::memcpy(data.data(), message.data(), data.size());
-      return std::make_unique<CompletedRequest>();
-    }
-    auto posted = std::make_shared<PostedRecv>();
-    posted->buffer = data;
-    box.posted[key].push_back(posted);
-    return std::make_unique<InprocRecv>(state_, rank_, key, std::move(posted));
+    auto posted = box.mailbox.receive(src, tag, data);
+    if (!posted->done) return std::make_unique<InprocRecv>(state_, rank_, std::move(posted));
+    if (!posted->error.empty()) return std::make_unique<FailedRequest>(posted->error);
+    return std::make_unique<CompletedRequest>();
   }
 
  private:

@@ -29,6 +29,27 @@ std::string timeout_message(int rank, const char* verb, int peer, Tag tag, Durat
   return out.str();
 }
 
+std::string size_mismatch_message(int rank, int src, Tag tag, std::size_t expected,
+                                  std::size_t got) {
+  std::ostringstream out;
+  out << "rank " << rank << " expected " << expected << " bytes from rank " << src << " ("
+      << describe_tag(tag) << ") but the message has " << got
+      << " bytes: the ranks passed tensors of different sizes or dtypes";
+  return out.str();
+}
+
+std::string peer_failed_message(int rank, int peer, Tag tag, int failed_rank) {
+  std::ostringstream out;
+  out << "rank " << rank << " stopped waiting for rank " << peer << " (" << describe_tag(tag)
+      << ") because rank " << failed_rank << " failed";
+  return out.str();
+}
+
+void FailedRequest::wait(Duration) {
+  if (failed_peer_ >= 0) throw PeerError(failed_peer_, error_);
+  throw CommError(error_);
+}
+
 void Transport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
                          MutBytes recv_data) {
   auto recv_request = irecv(src, recv_tag, recv_data);

@@ -7,7 +7,29 @@
 // the algorithms work in (host memory here; GPU memory on the NCCL path), so
 // the algorithms copy and reduce only through it and run unchanged on every
 // backend. Implementations: transport/inproc (threads), transport/tcp
-// (processes over Boost.Asio), simulator/ (recording), transport/nccl.
+// (processes over Boost.Asio), simulator/ (fibers, recording), transport/nccl.
+//
+// The contract, checked for every transport by one conformance suite
+// (tests/test_transport_conformance.cpp):
+//  - a message goes to the oldest receive posted for its (source, tag); the
+//    messages of one (source, tag) arrive in the order they were sent; the
+//    receive may be posted before or after the message arrives, and tags may
+//    be received in another order than they were sent;
+//  - zero-length messages are messages like any other;
+//  - the receive buffer's size is the expected size: a message of another
+//    size fails that receive with a CommError naming both ranks and both
+//    sizes (size_mismatch_message), and the next message still arrives;
+//  - a wait that runs out of time throws TimeoutError (timeout_message) and
+//    withdraws its receive, so a later message goes to a later receive;
+//  - when a rank fails, every wait of every other rank (including waits on
+//    ranks that are still alive) fails with a PeerError naming it, long
+//    before the timeout.
+// NCCL cannot do all of that (it has no tags and cannot see a size
+// mismatch); transport/nccl/nccl_transport.hpp says what it does instead,
+// and its binding of the suite declares exactly those exceptions. A new
+// transport is done when it passes the suite: add a binding
+// (tests/conformance_<name>.cpp, one function that starts a world of its
+// ranks) and a line in tests/transport.cmake.
 #pragma once
 
 #include <chrono>
@@ -18,6 +40,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "ops/dtype.hpp"
 #include "ops/reduce_op.hpp"
@@ -55,6 +78,12 @@ class PeerError : public CommError {
 std::string describe_tag(Tag tag);
 // The standard timeout message: names both ranks, the direction and the tag.
 std::string timeout_message(int rank, const char* verb, int peer, Tag tag, Duration timeout);
+// The standard size-mismatch message: rank expected `expected` bytes from src
+// but the message has `got`.
+std::string size_mismatch_message(int rank, int src, Tag tag, std::size_t expected,
+                                  std::size_t got);
+// Why rank stopped waiting for peer (tag): failed_rank failed.
+std::string peer_failed_message(int rank, int peer, Tag tag, int failed_rank);
 
 // A pending isend/irecv.
 class Request {
@@ -72,6 +101,21 @@ class CompletedRequest final : public Request {
  public:
   void wait(Duration) override {}
   bool test() override { return true; }
+};
+
+// A request that already failed (a size mismatch found when it was posted, a
+// world already broken): wait() throws its error, a PeerError naming
+// failed_peer when that is >= 0, else a CommError.
+class FailedRequest final : public Request {
+ public:
+  explicit FailedRequest(std::string error, int failed_peer = -1)
+      : error_(std::move(error)), failed_peer_(failed_peer) {}
+  void wait(Duration) override;
+  bool test() override { return true; }
+
+ private:
+  std::string error_;
+  int failed_peer_;
 };
 
 enum class MemoryKind { Host, Device };

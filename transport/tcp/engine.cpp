@@ -58,7 +58,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <sstream>
 
 namespace ringlab::tcp {
 
@@ -78,21 +77,6 @@ constexpr auto kParkPatience = std::chrono::milliseconds(5);
 constexpr auto kParkLimit = std::chrono::milliseconds(100);
 
 std::string errno_text(int error) { return std::strerror(error); }
-
-class FailedRequest final : public Request {
- public:
-  FailedRequest(std::string error, int failed_peer)
-      : error_(std::move(error)), failed_peer_(failed_peer) {}
-  void wait(Duration) override {
-    if (failed_peer_ >= 0) throw PeerError(failed_peer_, error_);
-    throw CommError(error_);
-  }
-  bool test() override { return true; }
-
- private:
-  std::string error_;
-  int failed_peer_;
-};
 
 }  // namespace
 
@@ -196,14 +180,6 @@ Engine::~Engine() {
   ::close(wake_fd_);
 }
 
-std::string Engine::size_mismatch(int src, Tag tag, std::size_t expected, std::size_t got) const {
-  std::ostringstream out;
-  out << "rank " << rank_ << " expected " << expected << " bytes from rank " << src << " ("
-      << describe_tag(tag) << ") but the message has " << got
-      << " bytes: the ranks passed tensors of different sizes or dtypes";
-  return out.str();
-}
-
 void Engine::complete(Op& op, std::string error, int failed_peer) {
   if (op.done) return;  // failed already (fail_all), and now finished writing
   op.done = true;
@@ -276,8 +252,8 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
     if (message->size != data.size())
       // The message is consumed either way (as in the in-process transport);
       // one still arriving finishes into its own buffer and is dropped.
-      return std::make_unique<FailedRequest>(size_mismatch(src, tag, data.size(), message->size),
-                                             -1);
+      return std::make_unique<FailedRequest>(
+          size_mismatch_message(rank_, src, tag, data.size(), message->size), -1);
     if (message->complete) {
       if (!data.empty()) std::memcpy(data.data(), message->data.storage.get(), data.size());
       return std::make_unique<CompletedRequest>();
@@ -300,8 +276,8 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
     if (data.size() != c.frame.length) {
       // The receive fails (as when it is posted first); the payload is dropped.
       unpark(c, false);
-      return std::make_unique<FailedRequest>(size_mismatch(src, tag, data.size(), c.frame.length),
-                                             -1);
+      return std::make_unique<FailedRequest>(
+          size_mismatch_message(rank_, src, tag, data.size(), c.frame.length), -1);
     }
     c.target = op;
     unpark(c, false);
@@ -582,7 +558,8 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
     if (op->buffer.size() == header.length)
       c.target = std::move(op);
     else  // fail the receive; the payload is read and dropped
-      complete(*op, size_mismatch(c.peer, header.tag, op->buffer.size(), header.length));
+      complete(*op,
+               size_mismatch_message(rank_, c.peer, header.tag, op->buffer.size(), header.length));
   } else if (header.length >= kParkBytes && !receive_posted_from(c.peer)) {
     // Parked until its receive is posted (see the top of this file). Not
     // when a receive from the same peer is posted already: its message comes

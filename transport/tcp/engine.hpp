@@ -125,7 +125,6 @@ class Engine : public std::enable_shared_from_this<Engine> {
   void complete(Op& op, std::string error = {}, int failed_peer = -1);
   void withdraw_locked(const std::shared_ptr<RecvOp>& op);
   void wake_driver();
-  std::string size_mismatch(int src, Tag tag, std::size_t expected, std::size_t got) const;
   std::byte* payload_destination(Connection& c) const;
 
   int rank_;

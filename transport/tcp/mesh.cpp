@@ -5,23 +5,13 @@
 #include <array>
 #include <charconv>
 #include <cstring>
-#include <sstream>
+#include <exception>
 
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/log.hpp"
 #include "transport/tcp/socket_util.hpp"
 
 namespace ringlab::tcp {
-
-std::string list_ranks(const std::vector<int>& ranks) {
-  std::ostringstream out;
-  out << (ranks.size() == 1 ? "rank " : "ranks ");
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i) out << (i + 1 == ranks.size() ? " and " : ", ");
-    out << ranks[i];
-  }
-  return out.str();
-}
 
 namespace {
 
@@ -41,8 +31,8 @@ std::array<std::byte, kHandshakeBytes> encode_handshake(FrameKind kind, int sour
 // What is wrong with a handshake frame, or "" if it is what `expect_kind`
 // from a rank in [lowest, highest] to `me` should be.
 std::string check_handshake(std::span<const std::byte, kHandshakeBytes> bytes,
-                            FrameKind expect_kind, int me, int world, std::uint64_t job,
-                            int lowest, int highest, int& source) {
+                            FrameKind expect_kind, int me, int world, std::uint64_t job, int lowest,
+                            int highest, int& source) {
   const FrameDecode decoded = decode_frame_header(bytes.first<kFrameHeaderBytes>());
   if (!decoded.header) return decoded.error;
   if (decoded.header->kind != expect_kind)
@@ -69,14 +59,20 @@ std::string check_handshake(std::span<const std::byte, kHandshakeBytes> bytes,
 
 class Mesh::Impl {
  public:
-  Impl(const Rendezvous& r, std::uint64_t job, Clock::time_point deadline)
-      : r_(r), job_(job), deadline_(deadline), io_(std::make_unique<asio::io_context>()),
-        acceptor_(*io_) {
+  Impl(const Rendezvous& r, std::uint64_t job, Clock::time_point deadline, WaitReport* report)
+      : r_(r),
+        job_(job),
+        deadline_(deadline),
+        report_(report),
+        io_(std::make_unique<asio::io_context>()),
+        acceptor_(*io_),
+        report_timer_(*io_) {
     sockets_.reserve(static_cast<std::size_t>(r.world_size));
     for (int i = 0; i < r.world_size; ++i) sockets_.emplace_back(*io_);
     connected_.assign(static_cast<std::size_t>(r.world_size), false);
     last_error_.assign(static_cast<std::size_t>(r.world_size), std::string());
-    const auto endpoint = resolve(*io_, r.bind_addr, 0, "bind (RINGLAB_BIND_ADDR)").begin()->endpoint();
+    const auto endpoint =
+        resolve(*io_, r.bind_addr, 0, "bind (RINGLAB_BIND_ADDR)").begin()->endpoint();
     ErrorCode error;
     acceptor_.open(endpoint.protocol(), error);
     if (!error) acceptor_.bind(endpoint, error);
@@ -91,38 +87,37 @@ class Mesh::Impl {
   // Connects to every lower rank (addresses[q]) and accepts every higher one.
   Connected run(const std::vector<std::string>& addresses) {
     missing_ = r_.world_size - 1;
-    if (r_.rank + 1 < r_.world_size) accept_next();
-    for (int lower = 0; lower < r_.rank; ++lower) connect_to(lower, addresses[static_cast<std::size_t>(lower)]);
-    while (missing_ > 0 && Clock::now() < deadline_) io_->run_one_until(deadline_);
+    if (r_.rank + 1 < r_.world_size) spawn(accept_higher_ranks());
+    for (int lower = 0; lower < r_.rank; ++lower)
+      connect_to(lower, addresses[static_cast<std::size_t>(lower)]);
+    if (report_ && missing_ > 0) spawn(report_missing());
+    while (missing_ > 0 && !escaped_ && Clock::now() < deadline_) io_->run_one_until(deadline_);
     finish();
+    if (escaped_) std::rethrow_exception(escaped_);
     if (missing_ > 0) {
-      std::vector<int> absent;
+      std::vector<int> absent = unconnected();
       std::string details;
-      for (int q = 0; q < r_.world_size; ++q) {
-        if (q == r_.rank || connected_[static_cast<std::size_t>(q)]) continue;
-        absent.push_back(q);
-        details += "; rank " + std::to_string(q) + ": " +
-                   (q < r_.rank ? "connecting to " + addresses[static_cast<std::size_t>(q)] +
-                                      " failed (" +
-                                      (last_error_[static_cast<std::size_t>(q)].empty()
-                                           ? std::string("no answer")
-                                           : last_error_[static_cast<std::size_t>(q)]) +
-                                      ")"
-                                : std::string("never connected to this rank"));
-      }
+      for (int q : absent)
+        details +=
+            "; rank " + std::to_string(q) + ": " +
+            (q < r_.rank ? "connecting to " + addresses[static_cast<std::size_t>(q)] + " failed (" +
+                               (last_error_[static_cast<std::size_t>(q)].empty()
+                                    ? std::string("no answer")
+                                    : last_error_[static_cast<std::size_t>(q)]) +
+                               ")"
+                         : std::string("never connected to this rank"));
       bool loopback_published = false;
       for (int q : absent)
         if (q < r_.rank) {
           const auto& address = addresses[static_cast<std::size_t>(q)];
           loopback_published |= address.rfind("127.", 0) == 0 || address.rfind("[::1]", 0) == 0;
         }
-      throw TimeoutError(me() + ": timed out after " + std::to_string(r_.timeout.count()) +
-                         " ms connecting to the other ranks: " + list_ranks(absent) +
-                         " did not show up" + details +
-                         ". Are they running with WORLD_SIZE=" + std::to_string(r_.world_size) +
-                         " and the same MASTER_ADDR/MASTER_PORT?" +
-                         (loopback_published
-                              ? " (Ranks on other hosts need RINGLAB_BIND_ADDR set to an address "
+      throw TimeoutError(
+          me() + ": timed out after " + std::to_string(r_.timeout.count()) +
+          " ms connecting to the other ranks: " + list_ranks(absent) + " did not show up" +
+          details + ". Are they running with WORLD_SIZE=" + std::to_string(r_.world_size) +
+          " and the same MASTER_ADDR/MASTER_PORT?" +
+          (loopback_published ? " (Ranks on other hosts need RINGLAB_BIND_ADDR set to an address "
                                 "the others can reach: a rank bound to loopback publishes a "
                                 "loopback address.)"
                               : ""));
@@ -131,96 +126,195 @@ class Mesh::Impl {
   }
 
  private:
+  template <typename T>
+  using awaitable = asio::awaitable<T>;
+
   // A connection that reached the listener and has not finished its hello.
   struct Stranger {
-    explicit Stranger(asio::io_context& io) : socket(io), timer(io) {}
+    Stranger(tcp::socket s, asio::io_context& io) : socket(std::move(s)), timer(io) {}
     tcp::socket socket;
-    asio::steady_timer timer;
+    asio::steady_timer timer;  // the handshake timeout
     std::string peer;
     std::array<std::byte, kHandshakeBytes> bytes{};
     std::size_t got = 0;
-    std::array<std::byte, kHandshakeBytes> ack{};
-    bool over = false;
+    bool over = false;  // adopted or rejected
+  };
+
+  // This rank's attempts to connect to a lower one.
+  struct Outgoing {
+    Outgoing(asio::io_context& io, int peer_rank) : socket(io), pause(io), peer(peer_rank) {}
+    tcp::socket socket;
+    asio::steady_timer pause;  // between attempts
+    int peer;
   };
 
   std::string me() const { return "rank " + std::to_string(r_.rank); }
 
-  void accept_next() {
-    auto stranger = std::make_shared<Stranger>(*io_);
-    acceptor_.async_accept(stranger->socket, [this, stranger](ErrorCode error) {
-      if (finished_ || error == asio::error::operation_aborted) return;
-      if (!error) greet(stranger);
-      accept_next();
+  std::vector<int> unconnected() const {
+    std::vector<int> ranks;
+    for (int q = 0; q < r_.world_size; ++q)
+      if (q != r_.rank && !connected_[static_cast<std::size_t>(q)]) ranks.push_back(q);
+    return ranks;
+  }
+
+  // Starts a coroutine on the mesh's io_context. An exception that escapes
+  // it is kept, and run() stops and rethrows it.
+  void spawn(awaitable<void> work) {
+    asio::co_spawn(*io_, std::move(work), [this](std::exception_ptr error) {
+      if (error && !escaped_) escaped_ = error;
     });
   }
 
-  void reject(const std::shared_ptr<Stranger>& s, const std::string& why) {
-    if (s->over) return;
-    s->over = true;
-    log_line(me() + ": rejected the connection from " + s->peer + ": " + why +
-             "; the rendezvous goes on");
-    ErrorCode ignored;
-    s->timer.cancel();
-    s->socket.close(ignored);
+  // ---- the lower rank's side: accept, then check each hello ----------------
+
+  awaitable<void> accept_higher_ranks() {
+    for (;;) {
+      ErrorCode error;
+      tcp::socket socket =
+          co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, error));
+      if (finished_ || error == asio::error::operation_aborted) co_return;
+      if (error) continue;
+      auto stranger = std::make_shared<Stranger>(std::move(socket), *io_);
+      stranger->peer = remote_of(stranger->socket);
+      strangers_.push_back(stranger);
+      spawn(time_out_handshake(stranger));
+      spawn(greet(stranger));
+    }
   }
 
-  void greet(const std::shared_ptr<Stranger>& s) {
-    s->peer = remote_of(s->socket);
-    strangers_.push_back(s);
+  awaitable<void> time_out_handshake(std::shared_ptr<Stranger> s) {
     s->timer.expires_after(r_.handshake_timeout);
-    s->timer.async_wait([this, s](ErrorCode error) {
-      if (error || finished_) return;
-      reject(s, s->got == 0 ? "it sent nothing within the handshake timeout (" +
-                                  std::to_string(r_.handshake_timeout.count()) + " ms)"
-                            : "it sent only " + std::to_string(s->got) + " of the " +
-                                  std::to_string(kHandshakeBytes) +
-                                  " handshake bytes within the handshake timeout (" +
-                                  std::to_string(r_.handshake_timeout.count()) + " ms)");
-    });
-    read_hello(s);
+    ErrorCode error;
+    co_await s->timer.async_wait(asio::redirect_error(asio::use_awaitable, error));
+    if (error || finished_) co_return;
+    const std::string limit =
+        " within the handshake timeout (" + std::to_string(r_.handshake_timeout.count()) + " ms)";
+    reject(*s, s->got == 0 ? "it sent nothing" + limit
+                           : "it sent only " + std::to_string(s->got) + " of the " +
+                                 std::to_string(kHandshakeBytes) + " handshake bytes" + limit);
   }
 
-  void read_hello(const std::shared_ptr<Stranger>& s) {
-    s->socket.async_read_some(
-        asio::buffer(s->bytes.data() + s->got, kHandshakeBytes - s->got),
-        [this, s](ErrorCode error, std::size_t n) {
-          if (finished_ || s->over) return;
-          s->got += n;
-          // Refuse garbage as soon as its first bytes show it.
-          if (s->got >= 4 && std::memcmp(s->bytes.data(), "RLTF", 4) != 0)
-            return reject(s, "bad magic " + hex_bytes(std::span(s->bytes).first(4)) +
+  awaitable<void> greet(std::shared_ptr<Stranger> s) {
+    // The hello, refused as soon as its first bytes show it is garbage.
+    while (s->got < kHandshakeBytes) {
+      ErrorCode error;
+      const std::size_t n = co_await s->socket.async_read_some(
+          asio::buffer(s->bytes.data() + s->got, kHandshakeBytes - s->got),
+          asio::redirect_error(asio::use_awaitable, error));
+      if (finished_ || s->over) co_return;
+      s->got += n;
+      if (s->got >= 4 && std::memcmp(s->bytes.data(), "RLTF", 4) != 0)
+        co_return reject(*s, "bad magic " + hex_bytes(std::span(s->bytes).first(4)) +
                                  " (expected RLTF): not a ringlab rank");
-          if (error)
-            return reject(s, "it closed after " + std::to_string(s->got) + " of the " +
+      if (error)
+        co_return reject(*s, "it closed after " + std::to_string(s->got) + " of the " +
                                  std::to_string(kHandshakeBytes) +
                                  " handshake bytes (truncated hello: " + error.message() + ")");
-          if (s->got < kHandshakeBytes) return read_hello(s);
-          int source = -1;
-          const std::string problem = check_handshake(s->bytes, FrameKind::Hello, r_.rank,
-                                                      r_.world_size, job_, r_.rank + 1,
-                                                      r_.world_size - 1, source);
-          if (!problem.empty()) return reject(s, problem);
-          if (connected_[static_cast<std::size_t>(source)])
-            return reject(s, "rank " + std::to_string(source) +
-                                 " is already connected: two processes with RANK=" +
-                                 std::to_string(source) + "?");
-          s->ack = encode_handshake(FrameKind::HelloAck, r_.rank,
-                                    {static_cast<std::uint32_t>(r_.world_size), source, job_});
-          asio::async_write(s->socket, asio::buffer(s->ack),
-                            [this, s, source](ErrorCode write_error, std::size_t) {
-                              if (finished_ || s->over) return;
-                              if (write_error)
-                                return reject(s, "its connection failed during the handshake (" +
-                                                     write_error.message() + ")");
-                              if (connected_[static_cast<std::size_t>(source)])
-                                return reject(s, "rank " + std::to_string(source) +
-                                                     " is already connected");
-                              s->over = true;
-                              s->timer.cancel();
-                              adopt(source, std::move(s->socket));
-                            });
-        });
+    }
+    int source = -1;
+    const std::string problem = check_handshake(s->bytes, FrameKind::Hello, r_.rank, r_.world_size,
+                                                job_, r_.rank + 1, r_.world_size - 1, source);
+    if (!problem.empty()) co_return reject(*s, problem);
+    if (connected_[static_cast<std::size_t>(source)])
+      co_return reject(
+          *s, "rank " + std::to_string(source) +
+                  " is already connected: two processes with RANK=" + std::to_string(source) + "?");
+
+    // The answer; the connection is this rank's once it is sent.
+    const auto ack = encode_handshake(FrameKind::HelloAck, r_.rank,
+                                      {static_cast<std::uint32_t>(r_.world_size), source, job_});
+    ErrorCode error;
+    co_await asio::async_write(s->socket, asio::buffer(ack),
+                               asio::redirect_error(asio::use_awaitable, error));
+    if (finished_ || s->over) co_return;
+    if (error)
+      co_return reject(*s, "its connection failed during the handshake (" + error.message() + ")");
+    if (connected_[static_cast<std::size_t>(source)])
+      co_return reject(*s, "rank " + std::to_string(source) + " is already connected");
+    s->over = true;
+    s->timer.cancel();
+    adopt(source, std::move(s->socket));
   }
+
+  void reject(Stranger& s, const std::string& why) {
+    if (s.over) return;
+    s.over = true;
+    log_line(me() + ": rejected the connection from " + s.peer + ": " + why +
+             "; the rendezvous goes on");
+    ErrorCode ignored;
+    s.timer.cancel();
+    s.socket.close(ignored);
+  }
+
+  // ---- the higher rank's side: connect, say hello, check the answer --------
+
+  void connect_to(int peer, const std::string& address) {
+    const auto colon = address.rfind(':');
+    int port = 0;
+    if (colon != std::string::npos)
+      std::from_chars(address.data() + colon + 1, address.data() + address.size(), port);
+    std::string host = address.substr(0, colon == std::string::npos ? 0 : colon);
+    if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    tcp::resolver::results_type endpoints;
+    try {
+      endpoints = resolve(*io_, host, port, "rank " + std::to_string(peer));
+    } catch (const CommError& error) {
+      last_error_[static_cast<std::size_t>(peer)] = error.what();
+      return;
+    }
+    auto out = std::make_shared<Outgoing>(*io_, peer);
+    outgoing_.push_back(out);
+    spawn(handshake_with(out, std::move(endpoints)));
+  }
+
+  // Retries (kConnectRetry apart) while the lower rank is not listening yet
+  // or answers wrongly, until the rendezvous ends.
+  awaitable<void> handshake_with(std::shared_ptr<Outgoing> out,
+                                 tcp::resolver::results_type endpoints) {
+    const auto hello = encode_handshake(
+        FrameKind::Hello, r_.rank, {static_cast<std::uint32_t>(r_.world_size), out->peer, job_});
+    std::array<std::byte, kHandshakeBytes> ack{};
+    bool complained = false;
+    for (;;) {
+      ErrorCode error;
+      std::string failed;
+      co_await asio::async_connect(out->socket, endpoints,
+                                   asio::redirect_error(asio::use_awaitable, error));
+      if (finished_) co_return;
+      if (error) failed = error.message();
+      if (failed.empty()) {
+        co_await asio::async_write(out->socket, asio::buffer(hello),
+                                   asio::redirect_error(asio::use_awaitable, error));
+        if (finished_) co_return;
+        if (error) failed = error.message();
+      }
+      if (failed.empty()) {
+        co_await asio::async_read(out->socket, asio::buffer(ack),
+                                  asio::redirect_error(asio::use_awaitable, error));
+        if (finished_) co_return;
+        if (error) failed = "the handshake was cut off (" + error.message() + ")";
+      }
+      if (failed.empty()) {
+        int source = -1;
+        const std::string problem = check_handshake(
+            ack, FrameKind::HelloAck, r_.rank, r_.world_size, job_, out->peer, out->peer, source);
+        if (problem.empty()) co_return adopt(out->peer, std::move(out->socket));
+        if (!complained)  // once, not every retry
+          log_line(me() + ": the listener published for rank " + std::to_string(out->peer) +
+                   " answered with a bad handshake: " + problem + "; retrying");
+        complained = true;
+        failed = "bad handshake: " + problem;
+      }
+      last_error_[static_cast<std::size_t>(out->peer)] = failed;
+      ErrorCode ignored;
+      out->socket.close(ignored);
+      out->pause.expires_after(kConnectRetry);
+      co_await out->pause.async_wait(asio::redirect_error(asio::use_awaitable, error));
+      if (error || finished_) co_return;
+    }
+  }
+
+  // ---- both sides ------------------------------------------------------------
 
   void adopt(int peer, tcp::socket socket) {
     ErrorCode ignored;
@@ -230,111 +324,64 @@ class Mesh::Impl {
     --missing_;
   }
 
-  // The higher rank's side: connect (retrying while the lower rank is not yet
-  // listening), send hello, check the hello_ack.
-  struct Outgoing {
-    Outgoing(asio::io_context& io, int peer_rank) : socket(io), timer(io), peer(peer_rank) {}
-    tcp::socket socket;
-    asio::steady_timer timer;
-    int peer;
-    tcp::resolver::results_type endpoints;
-    std::array<std::byte, kHandshakeBytes> hello{};
-    std::array<std::byte, kHandshakeBytes> ack{};
-    bool complained = false;
-  };
-
-  void connect_to(int peer, const std::string& address) {
-    auto out = std::make_shared<Outgoing>(*io_, peer);
-    const auto colon = address.rfind(':');
-    int port = 0;
-    if (colon != std::string::npos)
-      std::from_chars(address.data() + colon + 1, address.data() + address.size(), port);
-    std::string host = address.substr(0, colon == std::string::npos ? 0 : colon);
-    if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    try {
-      out->endpoints = resolve(*io_, host, port, "rank " + std::to_string(peer));
-    } catch (const CommError& error) {
-      last_error_[static_cast<std::size_t>(peer)] = error.what();
-      return;
+  // Rank 0 says, every few seconds, which ranks have not connected yet.
+  awaitable<void> report_missing() {
+    for (;;) {
+      report_timer_.expires_at(report_->next_due());
+      ErrorCode error;
+      co_await report_timer_.async_wait(asio::redirect_error(asio::use_awaitable, error));
+      if (error || finished_) co_return;
+      report_->report_if_due(unconnected());
     }
-    out->hello = encode_handshake(FrameKind::Hello, r_.rank,
-                                  {static_cast<std::uint32_t>(r_.world_size), peer, job_});
-    attempt(out);
   }
 
-  void retry(const std::shared_ptr<Outgoing>& out, const std::string& why) {
-    last_error_[static_cast<std::size_t>(out->peer)] = why;
-    ErrorCode ignored;
-    out->socket.close(ignored);
-    out->timer.expires_after(kConnectRetry);
-    out->timer.async_wait([this, out](ErrorCode error) {
-      if (!error && !finished_) attempt(out);
-    });
-  }
-
-  void attempt(const std::shared_ptr<Outgoing>& out) {
-    asio::async_connect(out->socket, out->endpoints, [this, out](ErrorCode error, const tcp::endpoint&) {
-      if (finished_) return;
-      if (error) return retry(out, error.message());
-      asio::async_write(out->socket, asio::buffer(out->hello), [this, out](ErrorCode write_error, std::size_t) {
-        if (finished_) return;
-        if (write_error) return retry(out, write_error.message());
-        asio::async_read(out->socket, asio::buffer(out->ack), [this, out](ErrorCode read_error, std::size_t) {
-          if (finished_) return;
-          if (read_error)
-            return retry(out, "the handshake was cut off (" + read_error.message() + ")");
-          int source = -1;
-          const std::string problem = check_handshake(out->ack, FrameKind::HelloAck, r_.rank,
-                                                      r_.world_size, job_, out->peer, out->peer,
-                                                      source);
-          if (!problem.empty()) {
-            if (!out->complained)  // once, not every retry
-              log_line(me() + ": the listener published for rank " + std::to_string(out->peer) +
-                       " answered with a bad handshake: " + problem + "; retrying");
-            out->complained = true;
-            return retry(out, "bad handshake: " + problem);
-          }
-          adopt(out->peer, std::move(out->socket));
-        });
-      });
-    });
-  }
-
-  // Stops listening and drops every unfinished handshake.
+  // Stops listening, connecting and reporting, and drops every unfinished
+  // handshake.
   void finish() {
     finished_ = true;
     ErrorCode ignored;
     acceptor_.close(ignored);
+    report_timer_.cancel();
+    for (auto& out : outgoing_) {
+      out->pause.cancel();
+      if (out->socket.is_open()) out->socket.close(ignored);
+    }
     for (auto& s : strangers_) {
+      s->timer.cancel();
       if (s->over) continue;
       s->over = true;
       log_line(me() + ": closed the connection from " + s->peer +
                ", which had not finished its handshake when the rendezvous ended");
-      s->timer.cancel();
       s->socket.close(ignored);
     }
-    strangers_.clear();
-    // Let the cancelled handlers run (they see finished_ and stop), so no
-    // operation refers to this object afterwards.
+    // Let the cancelled coroutines run to their end (they see finished_), so
+    // none refers to this object afterwards.
     io_->restart();
     io_->poll();
+    strangers_.clear();
+    outgoing_.clear();
   }
 
   const Rendezvous& r_;
   std::uint64_t job_;
   Clock::time_point deadline_;
+  WaitReport* report_;
   std::unique_ptr<asio::io_context> io_;
   tcp::acceptor acceptor_;
+  asio::steady_timer report_timer_;
   std::vector<tcp::socket> sockets_;
   std::vector<bool> connected_;
   std::vector<std::string> last_error_;
   std::vector<std::shared_ptr<Stranger>> strangers_;
+  std::vector<std::shared_ptr<Outgoing>> outgoing_;
   int missing_ = 0;
   bool finished_ = false;
+  std::exception_ptr escaped_;  // from a coroutine: run() rethrows it
 };
 
-Mesh::Mesh(const Rendezvous& r, std::uint64_t job_id, Clock::time_point deadline)
-    : impl_(std::make_unique<Impl>(r, job_id, deadline)) {}
+Mesh::Mesh(const Rendezvous& r, std::uint64_t job_id, Clock::time_point deadline,
+           WaitReport* report)
+    : impl_(std::make_unique<Impl>(r, job_id, deadline, report)) {}
 Mesh::~Mesh() = default;
 int Mesh::port() const { return impl_->port(); }
 Mesh::Connected Mesh::run(const std::vector<std::string>& addresses) {

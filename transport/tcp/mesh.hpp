@@ -7,7 +7,9 @@
 // else that reaches the listener (a port scanner, a stale job, a connection
 // that says nothing within the handshake timeout) is logged and closed; the
 // rendezvous goes on. Accepting and connecting overlap on one io_context that
-// the calling thread runs until every peer is connected or the deadline.
+// the calling thread runs until every peer is connected or the deadline: each
+// handshake is a coroutine (co_spawn) that reads top to bottom, and an
+// exception escaping one of them ends run() with that exception.
 #pragma once
 
 #include <chrono>
@@ -18,19 +20,22 @@
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/tcp.hpp"
+#include "transport/tcp/wait_report.hpp"
 
 namespace ringlab::tcp {
 
 class Mesh {
  public:
   // Starts listening on an ephemeral port at r.bind_addr (throws CommError if
-  // it cannot).
-  Mesh(const Rendezvous& r, std::uint64_t job_id, std::chrono::steady_clock::time_point deadline);
+  // it cannot). While run() waits, `report` (if not null) is told which
+  // ranks have not connected to this one yet.
+  Mesh(const Rendezvous& r, std::uint64_t job_id, std::chrono::steady_clock::time_point deadline,
+       WaitReport* report = nullptr);
   ~Mesh();
   int port() const;
 
   struct Connected {
-    std::unique_ptr<boost::asio::io_context> io;  // the sockets' context: keep it alive
+    std::unique_ptr<boost::asio::io_context> io;        // the sockets' context: keep it alive
     std::vector<boost::asio::ip::tcp::socket> sockets;  // by peer rank
   };
   // Connects to every lower rank (addresses[q] = "host:port") and accepts
@@ -43,8 +48,5 @@ class Mesh {
  private:
   std::unique_ptr<Impl> impl_;
 };
-
-// "rank 2", "ranks 1, 2 and 3".
-std::string list_ranks(const std::vector<int>& ranks);
 
 }  // namespace ringlab::tcp

@@ -13,6 +13,8 @@
 //  5. Every other rank tells the store it is done; rank 0 waits for that, so
 //     it keeps the store up until every rank has read the addresses it needs.
 // Every step has the rendezvous deadline; a timeout names the ranks missing.
+// While rank 0 waits (steps 4 and 5) it logs every few seconds whom it waits
+// for (wait_report.hpp), so a job whose other ranks never come is not silent.
 #include <algorithm>
 #include <cstdlib>
 #include <random>
@@ -23,6 +25,7 @@
 #include "transport/tcp/mesh.hpp"
 #include "transport/tcp/socket_util.hpp"
 #include "transport/tcp/transport_impl.hpp"
+#include "transport/tcp/wait_report.hpp"
 
 namespace ringlab::tcp {
 
@@ -47,9 +50,8 @@ std::string advertised_host(const Rendezvous& r) {
   asio::io_context io;
   asio::ip::udp::socket probe(io);
   try {
-    const auto master = *asio::ip::udp::resolver(io)
-                             .resolve(r.master_addr, std::to_string(r.master_port))
-                             .begin();
+    const auto master =
+        *asio::ip::udp::resolver(io).resolve(r.master_addr, std::to_string(r.master_port)).begin();
     probe.connect(master.endpoint());
     return probe.local_endpoint().address().to_string();
   } catch (const std::exception&) {
@@ -62,15 +64,17 @@ void check_rendezvous(const Rendezvous& r) {
     throw std::invalid_argument("Rendezvous.world_size = " + std::to_string(r.world_size) +
                                 ": set WORLD_SIZE to the number of processes (at least 1)");
   if (r.rank < 0 || r.rank >= r.world_size)
-    throw std::invalid_argument("RANK=" + std::to_string(r.rank) + " but WORLD_SIZE=" +
-                                std::to_string(r.world_size) + ": RANK must be in 0.." +
-                                std::to_string(r.world_size - 1));
+    throw std::invalid_argument("RANK=" + std::to_string(r.rank) +
+                                " but WORLD_SIZE=" + std::to_string(r.world_size) +
+                                ": RANK must be in 0.." + std::to_string(r.world_size - 1));
   if (r.master_port < 0 || r.master_port > 65535)
     throw std::invalid_argument("MASTER_PORT=" + std::to_string(r.master_port) +
                                 " is not a TCP port: use 1..65535, e.g. 29500");
 }
 
-long long remaining_ms(Clock::time_point deadline) { return std::max<long long>(ms_left(deadline), 1); }
+long long remaining_ms(Clock::time_point deadline) {
+  return std::max<long long>(ms_left(deadline), 1);
+}
 
 }  // namespace
 
@@ -106,7 +110,9 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
                                 std::to_string(r.rank) + ": give every process its own RANK");
 
   // 3. Listen and publish.
-  Mesh mesh(r, job_id, deadline);
+  WaitReport report(r.rank, deadline - r.timeout, r.timeout,
+                    r.rank == 0 ? r.report_interval : Duration::zero());
+  Mesh mesh(r, job_id, deadline, &report);
   const std::string host = advertised_host(r);
   const bool v6 = host.find(':') != std::string::npos;
   store.set(address_key(r.rank),
@@ -123,12 +129,15 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
     for (int q = 0; q < r.rank; ++q)
       if (!store.check({address_key(q)})) absent.push_back(q);
     throw TimeoutError(me + ": timed out after " + std::to_string(r.timeout.count()) +
-                       " ms waiting for " + list_ranks(absent) + " to join (publish an address "
-                       "in the store at " + store.address() + "): are they running with WORLD_SIZE=" +
+                       " ms waiting for " + list_ranks(absent) +
+                       " to join (publish an address "
+                       "in the store at " +
+                       store.address() + "): are they running with WORLD_SIZE=" +
                        std::to_string(r.world_size) + " and the same MASTER_ADDR/MASTER_PORT?");
   }
   for (int q = 0; q < r.rank; ++q)
-    addresses[static_cast<std::size_t>(q)] = store.get(address_key(q), Duration(remaining_ms(deadline)));
+    addresses[static_cast<std::size_t>(q)] =
+        store.get(address_key(q), Duration(remaining_ms(deadline)));
 
   // 4. Connections.
   Mesh::Connected connected = mesh.run(addresses);
@@ -141,16 +150,26 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
     store.set(kPrefix + "done/" + std::to_string(r.rank), "1");
   } else {
     std::vector<std::string> done_keys;
-    for (int q = 1; q < r.world_size; ++q) done_keys.push_back(kPrefix + "done/" + std::to_string(q));
-    try {
-      store.wait(done_keys, Duration(remaining_ms(deadline)));
-    } catch (const TimeoutError&) {
+    for (int q = 1; q < r.world_size; ++q)
+      done_keys.push_back(kPrefix + "done/" + std::to_string(q));
+    auto not_done = [&] {
       std::vector<int> absent;
       for (int q = 1; q < r.world_size; ++q)
         if (!store.check({done_keys[static_cast<std::size_t>(q - 1)]})) absent.push_back(q);
-      throw TimeoutError(me + ": timed out after " + std::to_string(r.timeout.count()) +
-                         " ms at the end of the rendezvous: " + list_ranks(absent) +
-                         " did not finish connecting to the others (see their errors)");
+      return absent;
+    };
+    // Waits in slices that end when a report is due.
+    for (;;) {
+      try {
+        store.wait(done_keys, Duration(remaining_ms(std::min(deadline, report.next_due()))));
+        break;
+      } catch (const TimeoutError&) {
+        if (Clock::now() >= deadline)
+          throw TimeoutError(me + ": timed out after " + std::to_string(r.timeout.count()) +
+                             " ms at the end of the rendezvous: " + list_ranks(not_done()) +
+                             " did not finish connecting to the others (see their errors)");
+        report.report_if_due(not_done(), " to finish connecting to the others");
+      }
     }
   }
 

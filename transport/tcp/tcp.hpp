@@ -46,6 +46,9 @@ struct Rendezvous {
   // A connection that opens and says nothing (no handshake) is closed after
   // this long. RINGLAB_HANDSHAKE_TIMEOUT_MS.
   Duration handshake_timeout = std::chrono::seconds(5);
+  // While the rendezvous waits, rank 0 logs this often which ranks it still
+  // waits for (transport/tcp/wait_report.hpp); zero: never.
+  Duration report_interval = std::chrono::seconds(5);
 };
 
 // Looks up one environment variable; nullptr when unset.
@@ -165,8 +168,9 @@ class TcpTransport final : public Transport {
 // connects to the others) and returns the transport, its timeout set to
 // rendezvous.timeout. Rank 0 hosts the store (bound at bind_addr:master_port)
 // for as long as its transport lives, and returns only once every other rank
-// has finished connecting. Throws CommError/TimeoutError on timeout naming the
-// ranks that did not show up. (Returns the TcpTransport so callers reach
+// has finished connecting; meanwhile it logs every report_interval which
+// ranks it still waits for. Throws CommError/TimeoutError on timeout naming
+// the ranks that did not show up. (Returns the TcpTransport so callers reach
 // store(); it converts to std::shared_ptr<Transport>.)
 std::shared_ptr<TcpTransport> connect(const Rendezvous& rendezvous);
 
