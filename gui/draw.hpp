@@ -5,10 +5,11 @@
 
 #include <vector>
 
+#include "gui/fonts.hpp"
 #include "gui/state.hpp"
 
 namespace ringlab::gui {
 
-std::vector<Command> draw_frame(const GuiState& state);
+std::vector<Command> draw_frame(const GuiState& state, const Fonts& fonts);
 
 }  // namespace ringlab::gui

@@ -1,7 +1,8 @@
 // What one frame shows, computed from the state and the recorded run only:
 // every rank's buffers (as the articles print them, and as cells with their
 // provenance), the step's messages, one sentence, and the cost model's
-// numbers. draw.cpp turns this into pixels; the headless tests read it.
+// numbers. layout.cpp places it on the canvas, paint.cpp and draw.cpp turn it
+// into pixels; the headless tests read it.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,7 @@ struct BufferView {
   bool primary = false;      // the rank's tensor in the article's program
   bool scratch = false;      // allocated by the algorithm, not the user's
   bool changed = false;      // written in this frame's step
+  bool sent = false;         // a message of this frame's step was read from it
 };
 
 struct RankPanel {
@@ -40,7 +42,7 @@ struct RankPanel {
 struct ArrowView {
   int src = 0;
   int dst = 0;
-  std::string label;         // "chunk 0 (r0+r3)"
+  std::string label;         // "chunk 0 (r0+r3)", "its reply (server 1 + worker 0)"
   bool reduced = false;      // the receiver reduced it into its own buffer
 };
 
@@ -64,6 +66,9 @@ struct FrameView {
   std::string sentence;      // what happens
   std::vector<RankPanel> ranks;
   std::vector<ArrowView> arrows;
+  // Per rank, its color's entry in the legend: "r2" for plain ranks, "worker 0
+  // (rank 2)" where ranks have roles. The only place a role's rank number shows.
+  std::vector<std::string> legend;
   std::vector<std::string> message_lines;  // one per message
   CostView cost;
   std::string values_note;   // set when the simulator recorded no values
@@ -79,5 +84,8 @@ std::string frame_sentence(const Recording& recording, const FrameRef& frame);
 // Names a message's range the way the walkthrough speaks of it: "chunk 1",
 // "block 2", "all of buf", "elements [2, 5) of scratch#1".
 std::string location_label(const sim::Run& run, const sim::Location& location);
+// Whose inputs a set holds, named as the frame names ranks: "r0+r3" for
+// plain ranks, "server 1 + workers 0, 2" where ranks have roles.
+std::string provenance_text(const sim::Run& run, const sim::RankSet& set);
 
 }  // namespace ringlab::gui

@@ -1,12 +1,12 @@
-#include "gui/frame.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <regex>
 #include <set>
 
+#include "gui/frame.hpp"
 #include "primitives/comm.hpp"
 
 namespace ringlab::gui {
@@ -21,6 +21,36 @@ std::string capitalized(std::string text) {
 std::string role_of(const sim::Run& run, int rank) {
   if (rank >= 0 && static_cast<std::size_t>(rank) < run.roles.size()) return run.roles[rank];
   return "rank " + std::to_string(rank);
+}
+
+// Whether ranks have roles of their own ("server 0", "worker 1"): then the
+// frame names them by role, and rank numbers appear only in the legend.
+bool has_roles(const sim::Run& run) {
+  for (const std::string& role : run.roles)
+    if (role.rfind("rank ", 0) != 0) return true;
+  return false;
+}
+
+// The cost model speaks of ranks ("send port of rank 2", "ring link 2->3"):
+// where ranks have roles, name them by role instead.
+std::string with_role_names(const sim::Run& run, const std::string& text) {
+  if (!has_roles(run)) return text;
+  const std::regex rank_names(R"(rank (\d+)|(\d+)->(\d+))");
+  std::string out;
+  auto done = text.cbegin();
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), rank_names);
+       it != std::sregex_iterator(); ++it) {
+    const std::smatch& match = *it;
+    out.append(done, match[0].first);
+    if (match[1].matched)
+      out += role_of(run, std::stoi(match[1].str()));
+    else
+      out += role_of(run, std::stoi(match[2].str())) + " -> " +
+             role_of(run, std::stoi(match[3].str()));
+    done = match[0].second;
+  }
+  out.append(done, text.cend());
+  return out;
 }
 
 std::string element_text(const Tensor& tensor, std::size_t i) {
@@ -42,19 +72,21 @@ Tensor slice(const Tensor& tensor, std::size_t first, std::size_t n) {
 }
 
 // The buffers a program hands over and reads afterwards. The parameter
-// server allocates its params/update/pulled through the transport (so they
-// are recorded as scratch, and freed at its end); they are its user buffers.
+// server's are params, update and pulled; the headers, keys and replies it
+// names are staging for one message each, scratch as far as the learner is
+// concerned (the recorder counts every named buffer as the program's).
 bool is_user_region(const sim::Run& run, const sim::Region& region) {
-  if (region.kind == sim::RegionKind::User) return true;
-  return run.operation == "parameter_server" &&
-         (region.name == "params" || region.name == "update" || region.name == "pulled");
+  if (run.operation == "parameter_server")
+    return region.name == "params" || region.name == "update" || region.name == "pulled";
+  return region.kind == sim::RegionKind::User;
 }
 
 // User buffers stay on screen to the end (they are what the program prints
-// afterwards); scratch shows only while allocated.
+// afterwards); scratch shows while allocated, through the step that frees it
+// (a message may land in it in that very step).
 bool shown_at(const sim::Run& run, const sim::Region& region, sim::Step step) {
   if (region.created > step) return false;
-  return is_user_region(run, region) || region.freed == sim::kNoStep || region.freed > step;
+  return is_user_region(run, region) || region.freed == sim::kNoStep || region.freed >= step;
 }
 
 // Whether a region holds one block per rank (scatter's send, gather's recv,
@@ -134,16 +166,24 @@ std::string op_verb(ReduceOp op) {
 std::string payload_text(const sim::Run& run, const sim::Message& message) {
   sim::RankSet all;
   for (const sim::ProvRun& part : run.runs(message.payload)) all = all.unite(run.set(part.set));
-  return all.to_string();
+  return provenance_text(run, all);
+}
+
+// A message without bytes: a barrier's signal, or a chunk left empty
+// because there are more ranks than elements.
+std::string empty_message_name(const sim::Run& run) {
+  return run.operation == "barrier" ? "empty message" : "empty chunk";
 }
 
 std::string message_clause(const sim::Run& run, const sim::Message& message) {
+  if (message.bytes == 0)
+    return role_of(run, message.src) + " sends " + role_of(run, message.dst) + " an " +
+           empty_message_name(run);
   std::string clause = role_of(run, message.src) + " sends " + location_label(run, message.from) +
                        " to " + role_of(run, message.dst);
   if (message.reduced)
     clause += ", which " + op_verb(message.reduce_op);
-  else if (message.to.region >= 0 &&
-           run.regions[message.to.region].kind == sim::RegionKind::Scratch)
+  else if (message.to.region >= 0 && !is_user_region(run, run.regions[message.to.region]))
     clause += ", which receives it into its " + short_name(run.regions[message.to.region].name);
   else if (message.to.region >= 0 && message.to.offset == 0 &&
            message.to.count == run.regions[message.to.region].count)
@@ -186,14 +226,36 @@ std::string phase_name(const sim::Run& run, sim::Step step) {
 
 }  // namespace
 
+std::string provenance_text(const sim::Run& run, const sim::RankSet& set) {
+  if (!has_roles(run) || set.empty()) return set.to_string();
+  // "server 1", "worker 0", "worker 2" -> "server 1 + workers 0, 2"
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (int rank : set.ranks()) {
+    const std::string role = role_of(run, rank);
+    const std::size_t space = role.rfind(' ');
+    const std::string word = space == std::string::npos ? role : role.substr(0, space);
+    const std::string number = space == std::string::npos ? "" : role.substr(space + 1);
+    auto at = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& group) { return group.first == word; });
+    if (at == groups.end()) at = groups.insert(groups.end(), {word, {}});
+    at->second.push_back(number);
+  }
+  std::string text;
+  for (const auto& [word, numbers] : groups) {
+    text += text.empty() ? "" : " + ";
+    text += word + (numbers.size() > 1 ? "s " : " ");
+    for (std::size_t i = 0; i < numbers.size(); ++i) text += (i ? ", " : "") + numbers[i];
+  }
+  return text;
+}
+
 std::string location_label(const sim::Run& run, const sim::Location& location) {
+  if (location.count == 0) return "nothing (an empty chunk)";
   if (location.region < 0) return "bytes " + range_text(location.offset, location.offset + location.count);
   const sim::Region& region = run.regions[location.region];
   const std::size_t end = location.offset + location.count;
   std::string words;
-  if (location.count == 0) {
-    words = "nothing (an empty chunk)";
-  } else if (region.kind == sim::RegionKind::User && holds_blocks(run, region)) {
+  if (region.kind == sim::RegionKind::User && holds_blocks(run, region)) {
     words = chunk_words(equal_blocks(run.count, run.ranks), location.offset, end, "block");
     if (!words.empty()) words += " of its " + display_name(run, region);
   } else if (location.offset == 0 && location.count == region.count) {
@@ -222,11 +284,15 @@ std::string frame_sentence(const Recording& recording, const FrameRef& frame) {
   std::string sentence = "step " + std::to_string(frame.step) + " of " +
                          std::to_string(run.steps) + part + ", " + phase_name(run, frame.step) +
                          ": ";
-  const auto messages = run.messages_in(frame.step);
-  if (messages.empty()) {
+  const auto in_step = run.messages_in(frame.step);
+  if (in_step.empty()) {
     sentence += "no messages; ranks work on their own buffers";
     return sentence;
   }
+  // A message that carries something tells more than an empty chunk.
+  std::vector<sim::Message> messages(in_step.begin(), in_step.end());
+  std::stable_partition(messages.begin(), messages.end(),
+                        [](const sim::Message& m) { return m.bytes > 0; });
   sentence += message_clause(run, messages.front());
   if (messages.size() == 2) sentence += "; " + message_clause(run, messages[1]);
   if (messages.size() > 2)
@@ -257,7 +323,16 @@ FrameView build_frame(const Recording& recording, int frame_index) {
     for (sim::Step k = frame.step == 1 ? 0 : frame.step; k <= frame.step; ++k)
       for (const sim::Write& w : run.writes_in(k)) written.insert(w.dst.region);
 
+  // Regions a message of this step was read from.
+  std::set<int> read;
+  if (frame.step > 0)
+    for (const sim::Message& message : run.messages_in(frame.step))
+      read.insert(message.from.region);
+
   for (int rank = 0; rank < run.ranks; ++rank) {
+    view.legend.push_back(has_roles(run)
+                              ? role_of(run, rank) + " (rank " + std::to_string(rank) + ")"
+                              : "r" + std::to_string(rank));
     RankPanel panel;
     panel.rank = rank;
     panel.role = role_of(run, rank);
@@ -266,13 +341,18 @@ FrameView build_frame(const Recording& recording, int frame_index) {
     std::stable_partition(regions.begin(), regions.end(), [&](int id) { return id == primary; });
     for (int id : regions) {
       const sim::Region& region = run.regions[id];
-      if (!shown_at(run, region, frame.step)) continue;
+      // A buffer the step reads or writes shows in any case: a rank's own
+      // timeline runs ahead of message delivery (its sends are buffered), so
+      // it may already have freed a buffer whose message lands now.
+      if (!shown_at(run, region, frame.step) && written.count(id) == 0 && read.count(id) == 0)
+        continue;
       BufferView buffer;
       buffer.name = region.name;
       buffer.label = display_name(run, region);
       buffer.primary = id == primary;
       buffer.scratch = !is_user_region(run, region);
       buffer.changed = written.count(id) > 0;
+      buffer.sent = read.count(id) > 0;
       const Tensor tensor = replay.tensor(id);
       buffer.block = tensor.numel();
       if (holds_blocks(run, region)) {
@@ -300,8 +380,9 @@ FrameView build_frame(const Recording& recording, int frame_index) {
   if (frame.step > 0) {
     for (const sim::Message& message : run.messages_in(frame.step)) {
       view.arrows.push_back({message.src, message.dst,
-                             location_label(run, message.from) + " (" +
-                                 payload_text(run, message) + ")",
+                             message.bytes == 0 ? empty_message_name(run)
+                                                : location_label(run, message.from) + " (" +
+                                                      payload_text(run, message) + ")",
                              message.reduced});
       view.message_lines.push_back(message_clause(run, message) + " [" +
                                    std::to_string(message.bytes) + " B]");
@@ -323,7 +404,7 @@ FrameView build_frame(const Recording& recording, int frame_index) {
     cost.has_step = true;
     cost.step_seconds = step.seconds;
     cost.elapsed_seconds = step.start_s + step.seconds;
-    cost.bottleneck = step.bottleneck;
+    cost.bottleneck = with_role_names(run, step.bottleneck);
     cost.step_bytes = step.bytes;
     for (const sim::Message& message : run.messages_in(frame.step))
       cost.step_bytes_sent[static_cast<std::size_t>(message.src)] += message.bytes;

@@ -1,6 +1,6 @@
-// Colors, fonts and style shared by everything that draws. Rank colors are
-// chosen to stay distinct from each other and from the dark background for up
-// to 16 ranks (the GUI's largest world).
+// Colors and style shared by everything that draws. Rank colors are chosen to
+// stay distinct from each other and from the dark background for up to 16
+// ranks (the GUI's largest world).
 #pragma once
 
 #include "imgui.h"
@@ -19,17 +19,10 @@ struct Colors {
   ImU32 arrow = IM_COL32(255, 210, 90, 255);
   ImU32 arrow_label = IM_COL32(20, 22, 26, 235);
 };
-const Colors& colors();
+inline const Colors kColors{};
 
 // Rank r's color (r >= 0; repeats after 16).
 ImU32 rank_color(int rank);
-
-struct Fonts {
-  ImFont* ui = nullptr;
-  ImFont* mono = nullptr;  // tensors, as the articles print them
-  ImFont* heading = nullptr;
-};
-Fonts& fonts();  // filled in by the window when it loads them
 
 // ImGui's dark style with larger spacing and this palette.
 void apply_style();

@@ -5,15 +5,16 @@
 namespace ringlab::gui {
 
 void run_interactive(GuiState& state, const WindowOptions& options) {
-  run_window(options, [&state](float seconds) {
+  run_window(options, [&state](float seconds, const Fonts& fonts) {
     apply(state, Tick{seconds});
-    for (const Command& command : draw_frame(state)) apply(state, command);
+    for (const Command& command : draw_frame(state, fonts)) apply(state, command);
   });
 }
 
 void run_screenshot(const GuiState& state, const WindowOptions& options, const std::string& png_path) {
   // The commands a screenshot frame returns are dropped: nothing clicks.
-  render_png(options, [&state](float) { (void)draw_frame(state); }, png_path);
+  render_png(
+      options, [&state](float, const Fonts& fonts) { (void)draw_frame(state, fonts); }, png_path);
 }
 
 }  // namespace ringlab::gui

@@ -12,19 +12,6 @@
 namespace ringlab::gui {
 
 namespace {
-// Framebuffer objects are OpenGL 3.0: not in GL/gl.h's 1.x prototypes, so they
-// are looked up through GLFW once a context is current.
-struct FramebufferApi {
-  PFNGLGENFRAMEBUFFERSPROC gen_framebuffers;
-  PFNGLDELETEFRAMEBUFFERSPROC delete_framebuffers;
-  PFNGLBINDFRAMEBUFFERPROC bind_framebuffer;
-  PFNGLGENRENDERBUFFERSPROC gen_renderbuffers;
-  PFNGLDELETERENDERBUFFERSPROC delete_renderbuffers;
-  PFNGLBINDRENDERBUFFERPROC bind_renderbuffer;
-  PFNGLRENDERBUFFERSTORAGEPROC renderbuffer_storage;
-  PFNGLFRAMEBUFFERRENDERBUFFERPROC framebuffer_renderbuffer;
-  PFNGLCHECKFRAMEBUFFERSTATUSPROC check_framebuffer_status;
-};
 
 template <typename Fn>
 Fn load(const char* name) {
@@ -35,23 +22,32 @@ Fn load(const char* name) {
   return fn;
 }
 
-const FramebufferApi& api() {
-  static const FramebufferApi loaded{
-      load<PFNGLGENFRAMEBUFFERSPROC>("glGenFramebuffers"),
-      load<PFNGLDELETEFRAMEBUFFERSPROC>("glDeleteFramebuffers"),
-      load<PFNGLBINDFRAMEBUFFERPROC>("glBindFramebuffer"),
-      load<PFNGLGENRENDERBUFFERSPROC>("glGenRenderbuffers"),
-      load<PFNGLDELETERENDERBUFFERSPROC>("glDeleteRenderbuffers"),
-      load<PFNGLBINDRENDERBUFFERPROC>("glBindRenderbuffer"),
-      load<PFNGLRENDERBUFFERSTORAGEPROC>("glRenderbufferStorage"),
-      load<PFNGLFRAMEBUFFERRENDERBUFFERPROC>("glFramebufferRenderbuffer"),
-      load<PFNGLCHECKFRAMEBUFFERSTATUSPROC>("glCheckFramebufferStatus")};
-  return loaded;
-}
 }  // namespace
 
-OffscreenTarget::OffscreenTarget(int width, int height) : width_(width), height_(height) {
-  const FramebufferApi& gl = api();
+// Framebuffer objects are OpenGL 3.0: not in GL/gl.h's 1.x prototypes, so they
+// are looked up through GLFW once a context is current.
+struct OffscreenTarget::FramebufferApi {
+  PFNGLGENFRAMEBUFFERSPROC gen_framebuffers = load<PFNGLGENFRAMEBUFFERSPROC>("glGenFramebuffers");
+  PFNGLDELETEFRAMEBUFFERSPROC delete_framebuffers =
+      load<PFNGLDELETEFRAMEBUFFERSPROC>("glDeleteFramebuffers");
+  PFNGLBINDFRAMEBUFFERPROC bind_framebuffer = load<PFNGLBINDFRAMEBUFFERPROC>("glBindFramebuffer");
+  PFNGLGENRENDERBUFFERSPROC gen_renderbuffers =
+      load<PFNGLGENRENDERBUFFERSPROC>("glGenRenderbuffers");
+  PFNGLDELETERENDERBUFFERSPROC delete_renderbuffers =
+      load<PFNGLDELETERENDERBUFFERSPROC>("glDeleteRenderbuffers");
+  PFNGLBINDRENDERBUFFERPROC bind_renderbuffer =
+      load<PFNGLBINDRENDERBUFFERPROC>("glBindRenderbuffer");
+  PFNGLRENDERBUFFERSTORAGEPROC renderbuffer_storage =
+      load<PFNGLRENDERBUFFERSTORAGEPROC>("glRenderbufferStorage");
+  PFNGLFRAMEBUFFERRENDERBUFFERPROC framebuffer_renderbuffer =
+      load<PFNGLFRAMEBUFFERRENDERBUFFERPROC>("glFramebufferRenderbuffer");
+  PFNGLCHECKFRAMEBUFFERSTATUSPROC check_framebuffer_status =
+      load<PFNGLCHECKFRAMEBUFFERSTATUSPROC>("glCheckFramebufferStatus");
+};
+
+OffscreenTarget::OffscreenTarget(int width, int height)
+    : width_(width), height_(height), gl_(std::make_unique<FramebufferApi>()) {
+  const FramebufferApi& gl = *gl_;
   gl.gen_framebuffers(1, &framebuffer_);
   gl.bind_framebuffer(GL_FRAMEBUFFER, framebuffer_);
   gl.gen_renderbuffers(1, &color_buffer_);
@@ -65,14 +61,14 @@ OffscreenTarget::OffscreenTarget(int width, int height) : width_(width), height_
 }
 
 OffscreenTarget::~OffscreenTarget() {
-  const FramebufferApi& gl = api();
+  const FramebufferApi& gl = *gl_;
   gl.bind_framebuffer(GL_FRAMEBUFFER, 0);
   gl.delete_renderbuffers(1, &color_buffer_);
   gl.delete_framebuffers(1, &framebuffer_);
 }
 
 void OffscreenTarget::bind() {
-  api().bind_framebuffer(GL_FRAMEBUFFER, framebuffer_);
+  gl_->bind_framebuffer(GL_FRAMEBUFFER, framebuffer_);
   glViewport(0, 0, width_, height_);
 }
 

@@ -3,6 +3,7 @@
 // may be smaller or 8-bit), read back and written as a PNG.
 #pragma once
 
+#include <memory>
 #include <string>
 
 namespace ringlab::gui {
@@ -22,10 +23,12 @@ class OffscreenTarget {
   void write_png(const std::string& path);
 
  private:
+  struct FramebufferApi;  // the OpenGL 3 entry points, looked up per target
   int width_;
   int height_;
   unsigned framebuffer_ = 0;
   unsigned color_buffer_ = 0;
+  std::unique_ptr<FramebufferApi> gl_;
 };
 
 }  // namespace ringlab::gui

@@ -63,7 +63,8 @@ void change_settings(GuiState& state, const Settings& settings) {
 }  // namespace
 
 void apply(GuiState& state, const Command& command) {
-  state.error.clear();
+  if (!std::holds_alternative<Tick>(command) && !std::holds_alternative<LogScrolled>(command))
+    state.error.clear();
   const int last = frame_count(state) - 1;
   std::visit(
       [&](const auto& c) {
@@ -121,6 +122,8 @@ void apply(GuiState& state, const Command& command) {
           Settings settings = state.settings;
           settings.root = c.root;
           change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, LogScrolled>) {
+          state.log_scrolled_to = c.frame;
         } else if constexpr (std::is_same_v<C, LoadScenario>) {
           try {
             change_settings(state, scenario_settings(c.name, c.ranks));

@@ -33,6 +33,7 @@ struct GuiState {
   float steps_per_second = 1.0f;  // play speed
   float seconds_since_step = 0;   // play: time accumulated towards the next step
   std::string error;              // why the last settings change was refused
+  int log_scrolled_to = -1;       // the frame the step log last scrolled to show
 };
 
 // ---- Commands (what the controls send).
@@ -51,10 +52,14 @@ struct SetElements { int elements = 2; };
 struct SetOp { ReduceOp op = ReduceOp::SUM; };
 struct SetRoot { int root = -1; };
 struct LoadScenario { std::string name; int ranks = 0; };  // 0: its default
+// The step log scrolled to show this frame (it follows the cursor once per move).
+struct LogScrolled {
+  int frame = 0;
+};
 
 using Command = std::variant<StepForward, StepBack, JumpToStart, JumpToEnd, JumpTo, TogglePlay,
                              SetSpeed, Tick, SetPrimitive, SetAlgorithm, SetRanks, SetElements,
-                             SetOp, SetRoot, LoadScenario>;
+                             SetOp, SetRoot, LoadScenario, LogScrolled>;
 
 // A state with the settings recorded (throws std::invalid_argument for
 // settings that cannot run).
@@ -62,7 +67,8 @@ GuiState make_state(const Settings& settings);
 GuiState make_state(const std::string& scenario, int ranks = 0);
 
 // Applies one command. Settings that cannot run leave the recording as it was
-// and set state.error; any other command clears it. The cursor keeps its
+// and set state.error; the learner's next command clears it (the passing of
+// time and the log's scrolling do not). The cursor keeps its
 // step number when the run changes, clamped to the new run.
 void apply(GuiState& state, const Command& command);
 

@@ -3,7 +3,6 @@
 #include <GLFW/glfw3.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 
 #include "gui/palette.hpp"
@@ -16,34 +15,12 @@ namespace ringlab::gui {
 
 namespace {
 
-std::string& last_glfw_error() {
-  static std::string error;
-  return error;
-}
-
-void remember_glfw_error(int code, const char* description) {
-  last_glfw_error() = "GLFW error " + std::to_string(code) + ": " + description;
-}
-
-// DejaVu (fonts-dejavu-core, on nearly every Debian desktop) is far more
-// readable at 1280x800 than ImGui's built-in 13-pixel bitmap font; without it,
-// the built-in font is scaled up.
-void load_fonts() {
-  ImGuiIO& io = ImGui::GetIO();
-  const char* sans = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-  const char* mono = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
-  Fonts& loaded = fonts();
-  if (std::filesystem::exists(sans) && std::filesystem::exists(mono)) {
-    loaded.ui = io.Fonts->AddFontFromFileTTF(sans, 17.0f);
-    loaded.mono = io.Fonts->AddFontFromFileTTF(mono, 17.0f);
-    loaded.heading = io.Fonts->AddFontFromFileTTF(sans, 21.0f);
-  }
-  if (loaded.ui == nullptr || loaded.mono == nullptr || loaded.heading == nullptr) {
-    ImFontConfig config;
-    config.SizePixels = 13.0f;
-    loaded.ui = loaded.mono = loaded.heading = io.Fonts->AddFontDefault(&config);
-    io.FontGlobalScale = 1.3f;
-  }
+// What GLFW last reported (glfwGetError keeps it, so no callback is needed).
+std::string glfw_error() {
+  const char* description = nullptr;
+  const int code = glfwGetError(&description);
+  if (code == GLFW_NO_ERROR) return "GLFW reported no error";
+  return "GLFW error " + std::to_string(code) + ": " + (description ? description : "");
 }
 
 // One GLFW window with an OpenGL 3 context and an ImGui context on it.
@@ -51,9 +28,8 @@ class Session {
  public:
   Session(const WindowOptions& options, bool visible) {
     if (std::string reason = missing_display_reason(); !reason.empty()) throw WindowError(reason);
-    glfwSetErrorCallback(remember_glfw_error);
     if (glfwInit() == GLFW_FALSE)
-      throw WindowError("cannot start GLFW (" + last_glfw_error() +
+      throw WindowError("cannot start GLFW (" + glfw_error() +
                         "); check that DISPLAY names a running X server");
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
@@ -61,8 +37,9 @@ class Session {
     window_ = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr,
                                nullptr);
     if (window_ == nullptr) {
+      const std::string error = glfw_error();
       glfwTerminate();
-      throw WindowError("cannot open an OpenGL 3.0 window (" + last_glfw_error() +
+      throw WindowError("cannot open an OpenGL 3.0 window (" + error +
                         "); the GUI needs an OpenGL 3 driver (Debian: libgl1-mesa-dri)");
     }
     glfwMakeContextCurrent(window_);
@@ -71,7 +48,7 @@ class Session {
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, not saved
     apply_style();
-    load_fonts();
+    fonts_ = load_fonts(ImGui::GetIO());
     ImGui_ImplGlfw_InitForOpenGL(window_, true);
     ImGui_ImplOpenGL3_Init("#version 130");
   }
@@ -79,7 +56,6 @@ class Session {
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
-    fonts() = Fonts{};
     glfwDestroyWindow(window_);
     glfwTerminate();
   }
@@ -97,9 +73,9 @@ class Session {
       ImGui::GetIO().DisplayFramebufferScale = ImVec2(1, 1);
     }
     ImGui::NewFrame();
-    draw(seconds);
+    draw(seconds, fonts_);
     ImGui::Render();
-    const ImVec4 clear = colors().background;
+    const ImVec4 clear = kColors.background;
     glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -107,6 +83,7 @@ class Session {
 
  private:
   GLFWwindow* window_ = nullptr;
+  Fonts fonts_;
 };
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "gui/fonts.hpp"
+
 namespace ringlab::gui {
 
 struct WindowOptions {
@@ -16,8 +18,9 @@ struct WindowOptions {
   std::string title = "ringlab";
 };
 
-// Called once per frame with the seconds since the previous frame.
-using FrameFn = std::function<void(float seconds)>;
+// Called once per frame with the seconds since the previous frame and the
+// fonts the window loaded.
+using FrameFn = std::function<void(float seconds, const Fonts& fonts)>;
 
 // Thrown when there is no display, GLFW cannot start, or OpenGL 3 is missing;
 // what() says which and what to do.

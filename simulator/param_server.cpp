@@ -88,14 +88,16 @@ void run_server(Transport& t, const PsScenario& s, const PsPlan& plan) {
   for (std::size_t k = 0; k < range.count; ++k)
     visit_dtype(dt, [&]<typename T>() { store<T>(params, k, plan.initial_params[range.offset + k]); });
   name_buffer(t, params.all(), "params", dt, true);  // again: the recorder keeps the filled values
+  // Buffers and errors name workers by role ("worker 0"), not by rank.
+  auto worker_name = [&](int rank) { return "worker " + std::to_string(rank - s.servers); };
   auto header_of = [&](int worker, Tag tag) {
-    Named header = named(t, 1, DType::Int64, "header from " + std::to_string(worker), false);
+    Named header = named(t, 1, DType::Int64, "header from " + worker_name(worker), false);
     t.recv(worker, tag, header.all());
     std::int64_t n = 0;
     std::memcpy(&n, header.at(0), sizeof n);
     if (n < 0 || static_cast<std::size_t>(n) > range.count)
-      throw CommError("parameter server " + std::to_string(server) + ": worker " +
-                      std::to_string(worker) + " announced " + std::to_string(n) +
+      throw CommError("server " + std::to_string(server) + ": " + worker_name(worker) + " (rank " +
+                      std::to_string(worker) + ") announced " + std::to_string(n) +
                       " keys, but this server owns only " + std::to_string(range.count));
     return static_cast<std::size_t>(n);
   };
@@ -104,8 +106,8 @@ void run_server(Transport& t, const PsScenario& s, const PsPlan& plan) {
       const int worker = s.servers + w;
       const std::size_t n = header_of(worker, ps_tag(it, PushHeader));
       if (n == 0) continue;
-      Named keys = named(t, n, DType::Int64, "keys from " + std::to_string(worker), false);
-      Named update = named(t, n, dt, "update from " + std::to_string(worker), false);
+      Named keys = named(t, n, DType::Int64, "keys from " + worker_name(worker), false);
+      Named update = named(t, n, dt, "update from " + worker_name(worker), false);
       t.recv(worker, ps_tag(it, PushKeys), keys.all());
       t.recv(worker, ps_tag(it, PushValues), update.all());
       const auto* k = reinterpret_cast<const std::int64_t*>(keys.at(0));
@@ -117,9 +119,9 @@ void run_server(Transport& t, const PsScenario& s, const PsPlan& plan) {
       const int worker = s.servers + w;
       const std::size_t n = header_of(worker, ps_tag(it, PullHeader));
       if (n == 0) continue;
-      Named keys = named(t, n, DType::Int64, "pull keys from " + std::to_string(worker), false);
+      Named keys = named(t, n, DType::Int64, "pull keys from " + worker_name(worker), false);
       t.recv(worker, ps_tag(it, PullKeys), keys.all());
-      Named reply = named(t, n, dt, "reply to " + std::to_string(worker), false);
+      Named reply = named(t, n, dt, "reply to " + worker_name(worker), false);
       const auto* k = reinterpret_cast<const std::int64_t*>(keys.at(0));
       for (auto [first, len] : consecutive_runs(k, n))
         t.copy(reply.bytes(first, len), params.bytes(static_cast<std::size_t>(k[first]), len));
@@ -159,14 +161,18 @@ void run_worker(Transport& t, const PsScenario& s, const PsPlan& plan) {
   };
   auto send_keys = [&](int server, int it, Phase header_phase, Phase keys_phase,
                        const std::vector<std::int64_t>& local, const char* what) {
-    Named header = named(t, 1, DType::Int64, std::string(what) + " header to " + std::to_string(server), false);
+    Named header = named(t, 1, DType::Int64,
+                         std::string(what) + " header to server " + std::to_string(server), false);
     fill(header, std::vector<std::int64_t>{static_cast<std::int64_t>(local.size())});
-    name_buffer(t, header.all(), std::string(what) + " header to " + std::to_string(server), DType::Int64, true);
+    name_buffer(t, header.all(), std::string(what) + " header to server " + std::to_string(server),
+                DType::Int64, true);
     t.send(server, ps_tag(it, header_phase), header.all());
     if (local.empty()) return;
-    Named keys = named(t, local.size(), DType::Int64, std::string(what) + " keys to " + std::to_string(server), false);
+    Named keys = named(t, local.size(), DType::Int64,
+                       std::string(what) + " keys to server " + std::to_string(server), false);
     fill(keys, local);
-    name_buffer(t, keys.all(), std::string(what) + " keys to " + std::to_string(server), DType::Int64, true);
+    name_buffer(t, keys.all(), std::string(what) + " keys to server " + std::to_string(server),
+                DType::Int64, true);
     t.send(server, ps_tag(it, keys_phase), keys.all());
   };
 

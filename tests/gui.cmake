@@ -1,11 +1,22 @@
-# The GUI's tests (gui/). The state test needs no window; the screenshot test
-# runs `ringlab gui --screenshot` under xvfb-run and skips (77) without it.
+# The GUI's tests (gui/). The state and layout tests need no window; the screenshot test
+# runs tools/screenshots.sh and `ringlab gui --screenshot` under xvfb-run and skips (77)
+# without it.
 if(TARGET ringlab_gui_model)
   ringlab_test(test_gui_state test_gui_state.cpp LIBS ringlab_gui_model)
+  # The layout: with the window's own fonts where the GUI is built (Dear ImGui
+  # loads them without a window), with made-up metrics in any case.
+  if(RINGLAB_HAVE_GUI)
+    ringlab_test(test_gui_layout test_gui_layout.cpp LIBS ringlab_gui_view PkgConfig::IMGUI)
+    target_compile_definitions(test_gui_layout PRIVATE RINGLAB_TEST_REAL_FONTS)
+  else()
+    ringlab_test(test_gui_layout test_gui_layout.cpp LIBS ringlab_gui_model)
+  endif()
 endif()
 if(RINGLAB_HAVE_GUI)
   ringlab_test(test_gui_screenshot test_gui_screenshot.cpp LIBS ringlab_gui_model PkgConfig::IMGUI)
-  target_compile_definitions(test_gui_screenshot PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+  target_compile_definitions(test_gui_screenshot PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
+                             RINGLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                             RINGLAB_BUILD_DIR="${PROJECT_BINARY_DIR}")
   add_dependencies(test_gui_screenshot ringlab)
   set_tests_properties(test_gui_screenshot PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 endif()

@@ -1,13 +1,16 @@
-// `ringlab gui --screenshot` under `xvfb-run -a`: each walkthrough's middle
-// step becomes a PNG of the requested size that is not blank (many colors,
-// text on it). Skips with exit code 77 where xvfb-run is missing.
+// `ringlab gui --screenshot` under `xvfb-run -a`: tools/screenshots.sh makes
+// every image in docs/images, and every scenario's screenshot can be made at
+// the smallest supported window. Each PNG is checked with an independent
+// decoder: the requested size, not blank (many colors, text on it). Skips
+// with exit code 77 where xvfb-run is missing.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
-#include <unistd.h>
 #include <set>
 #include <string>
 
@@ -16,7 +19,24 @@
 
 namespace {
 
-bool have_xvfb_run() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+namespace fs = std::filesystem;
+
+void skip_without_xvfb_run() {
+  if (std::system("command -v xvfb-run >/dev/null 2>&1") == 0) return;
+  std::puts("SKIP: xvfb-run is missing (Debian: apt-get install xvfb xauth)");
+  std::exit(77);
+}
+
+// A fresh folder, removed at the end of the test.
+struct TempFolder {
+  fs::path path;
+  explicit TempFolder(const std::string& name)
+      : path(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempFolder() { fs::remove_all(path); }
+};
 
 struct Picture {
   int width = 0;
@@ -55,38 +75,70 @@ Picture read_png(const std::string& path) {
   return picture;
 }
 
+void check_picture(const std::string& path, int width, int height) {
+  CAPTURE(path);
+  REQUIRE_MESSAGE(fs::exists(path), path << " was not made");
+  const Picture picture = read_png(path);
+  CHECK(picture.width == width);
+  CHECK(picture.height == height);
+  CHECK(picture.colors.size() >= 32);      // rank colors, anti-aliased text, arrows
+  CHECK(picture.background_share < 0.85);  // not one flat color
+  CHECK(picture.text_edges >= 800);        // lots of glyphs
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 }  // namespace
 
-TEST_CASE("screenshots of the three walkthroughs at a middle step") {
-  if (!have_xvfb_run()) {
-    std::puts("SKIP: xvfb-run is missing (Debian: apt-get install xvfb xauth)");
-    std::exit(77);
+TEST_CASE("tools/screenshots.sh makes every image in docs/images") {
+  skip_without_xvfb_run();
+  const TempFolder out("ringlab_screenshots");
+  const fs::path log = out.path / "screenshots.log";
+  const std::string command = std::string("bash ") + RINGLAB_SOURCE_DIR + "/tools/screenshots.sh " +
+                              RINGLAB_BUILD_DIR + " " + out.path.string() + " > " + log.string() +
+                              " 2>&1";
+  const int status = std::system(command.c_str());
+  REQUIRE_MESSAGE(status == 0, command << " failed:\n" << slurp(log));
+  int images = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(RINGLAB_SOURCE_DIR) / "docs/images")) {
+    if (entry.path().extension() != ".png") continue;
+    ++images;
+    check_picture((out.path / entry.path().filename()).string(), 1280, 800);
   }
-  const std::filesystem::path folder =
-      std::filesystem::temp_directory_path() / ("ringlab_gui_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
-  for (const std::string scenario : {"ring_allreduce", "scatter_gather", "parameter_server"}) {
-    CAPTURE(scenario);
-    // The middle frame that has messages in it.
+  CHECK(images >= 3);
+}
+
+TEST_CASE("every scenario's screenshot can be made at 1024x640") {
+  skip_without_xvfb_run();
+  const TempFolder out("ringlab_gui_scenarios");
+  // One X server for all of them: a script of one screenshot per scenario,
+  // each at its middle frame that has messages in it.
+  std::string script = "status=0\n";
+  std::map<std::string, std::string> pictures;
+  for (const std::string& scenario : ringlab::gui::scenario_names()) {
     const ringlab::gui::GuiState state = ringlab::gui::make_state(scenario);
     int frame = ringlab::gui::frame_count(state) / 2;
     if (state.recording.frames[frame].step == 0) ++frame;
-    const std::string png = (folder / (scenario + ".png")).string();
-    const int width = 1280;
-    const int height = 800;
-    const std::string command = std::string("xvfb-run -a ") + RINGLAB_EXE + " gui --scenario " +
-                                scenario + " --step " + std::to_string(frame) + " --width " +
-                                std::to_string(width) + " --height " + std::to_string(height) +
-                                " --screenshot " + png + " > " + png + ".log 2>&1";
-    const int status = std::system(command.c_str());
-    REQUIRE_MESSAGE(status == 0, command << " failed; see " << png << ".log");
-    const Picture picture = read_png(png);
-    CHECK(picture.width == width);
-    CHECK(picture.height == height);
-    CHECK(picture.colors.size() >= 32);        // rank colors, anti-aliased text, arrows
-    CHECK(picture.background_share < 0.85);    // not one flat color
-    MESSAGE(scenario << ": " << picture.colors.size() << " colors, background " << picture.background_share << ", " << picture.text_edges << " text edges");
-    CHECK(picture.text_edges >= 800);          // lots of glyphs
+    const std::string png = (out.path / (scenario + ".png")).string();
+    pictures[scenario] = png;
+    script += std::string(RINGLAB_EXE) + " gui --scenario " + scenario + " --step " +
+              std::to_string(frame) + " --width 1024 --height 640 --screenshot " + png + " > " +
+              png + ".log 2>&1 || status=1\n";
   }
-  std::filesystem::remove_all(folder);
+  script += "exit $status\n";
+  const fs::path script_path = out.path / "shoot.sh";
+  std::ofstream(script_path) << script;
+  const std::string command = "xvfb-run -a bash " + script_path.string();
+  const int status = std::system(command.c_str());
+  for (const auto& [scenario, png] : pictures) {
+    CAPTURE(scenario);
+    if (!fs::exists(png))
+      FAIL_CHECK("no screenshot of " << scenario << ":\n" << slurp(png + ".log"));
+    else
+      check_picture(png, 1024, 640);
+  }
+  CHECK_MESSAGE(status == 0, command << " failed");
 }

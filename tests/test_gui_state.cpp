@@ -258,3 +258,25 @@ TEST_CASE("every primitive and algorithm records and steps through") {
     }
   }
 }
+
+TEST_CASE("a refused setting stays on screen until the learner's next command") {
+  GuiState state = make_state("ring_allreduce");
+  apply(state, SetRanks{kMaxRanks + 1});
+  REQUIRE_FALSE(state.error.empty());
+  // Every frame applies the time that passed and the log's scrolling: they
+  // must not wipe the message before anyone can read it.
+  apply(state, Tick{0.5f});
+  apply(state, LogScrolled{state.cursor});
+  CHECK_FALSE(state.error.empty());
+  apply(state, StepForward{});
+  CHECK(state.error.empty());
+}
+
+TEST_CASE("the step log follows the cursor once per move") {
+  GuiState state = make_state("ring_allreduce");
+  CHECK(state.log_scrolled_to != state.cursor);  // a new window scrolls to the cursor
+  apply(state, LogScrolled{state.cursor});
+  CHECK(state.log_scrolled_to == state.cursor);
+  apply(state, StepForward{});
+  CHECK(state.log_scrolled_to != state.cursor);  // moved: the log scrolls again
+}

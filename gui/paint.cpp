@@ -1,0 +1,86 @@
+#include "gui/paint.hpp"
+
+#include <cmath>
+
+#include "gui/palette.hpp"
+
+namespace ringlab::gui {
+
+namespace {
+
+struct Painter {
+  ImDrawList* list;
+  ImVec2 origin;
+  const Fonts& fonts;
+
+  ImVec2 at(Vec2 point) const { return {origin.x + point.x, origin.y + point.y}; }
+
+  void text(const TextItem& item) const {
+    ImFont* font = item.font == FontKind::Mono ? fonts.mono : fonts.ui;
+    list->AddText(font, item.size, at(item.at),
+                  item.tone == Tone::Dim ? kColors.dim_text : kColors.text, item.text.c_str());
+  }
+
+  void cell(const CellItem& item) const {
+    const ImVec2 a = at(item.box.min);
+    const ImVec2 b = at(item.box.max);
+    if (item.ranks.empty()) {
+      list->AddRectFilled(a, b, kColors.missing, 3.0f);
+    } else {
+      // One stripe per rank whose input is inside.
+      const float stripe = (b.x - a.x) / static_cast<float>(item.ranks.size());
+      for (std::size_t s = 0; s < item.ranks.size(); ++s)
+        list->AddRectFilled(ImVec2(a.x + stripe * static_cast<float>(s), a.y),
+                            ImVec2(a.x + stripe * static_cast<float>(s + 1), b.y),
+                            rank_color(item.ranks[s]));
+    }
+    if (item.outlined) list->AddRect(a, b, kColors.dim_text, 3.0f, 0, 1.0f);
+    const Rect backing = item.value.box();
+    list->AddRectFilled(at(backing.min - Vec2{3, 1}), at(backing.max + Vec2{3, 1}),
+                        kColors.cell_label, 3.0f);
+    text(item.value);
+  }
+
+  void panel(const PanelLayout& item) const {
+    list->AddRectFilled(at(item.box.min), at(item.box.max), kColors.panel, 6.0f);
+    list->AddRect(at(item.box.min), at(item.box.max),
+                  item.active ? kColors.panel_active : kColors.panel_border, 6.0f, 0,
+                  item.active ? 2.5f : 1.0f);
+    if (item.swatch.width() > 0)
+      list->AddRectFilled(at(item.swatch.min), at(item.swatch.max), rank_color(item.rank), 2.0f);
+    for (const TextItem& line : item.texts) text(line);
+    for (const CellItem& value : item.cells) cell(value);
+  }
+
+  void arrow(const ArrowLayout& item) const {
+    const Vec2 d = item.to - item.from;
+    const float length = std::sqrt(d.x * d.x + d.y * d.y);
+    if (length < 1.0f) return;
+    const Vec2 unit = d * (1.0f / length);
+    const Vec2 normal{-unit.y, unit.x};
+    const float head = 13.0f;
+    const Vec2 base = item.to - unit * head;
+    list->AddLine(at(item.from), at(base), kColors.arrow, 3.0f);
+    list->AddTriangleFilled(at(item.to), at(base + normal * (head * 0.45f)),
+                            at(base - normal * (head * 0.45f)), kColors.arrow);
+  }
+
+  void label(const LabelLayout& item) const {
+    list->AddRectFilled(at(item.box.min), at(item.box.max), kColors.arrow_label, 4.0f);
+    list->AddRect(at(item.box.min), at(item.box.max), kColors.arrow, 4.0f);
+    ImFont* font = item.text.font == FontKind::Mono ? fonts.mono : fonts.ui;
+    list->AddText(font, item.text.size, at(item.text.at), kColors.arrow, item.text.text.c_str());
+  }
+};
+
+}  // namespace
+
+void paint_ranks(ImDrawList* list, const RanksLayout& layout, ImVec2 origin, const Fonts& fonts) {
+  const Painter painter{list, origin, fonts};
+  // Boxes, then the arrows over them, then the labels on top, readable.
+  for (const PanelLayout& panel : layout.panels) painter.panel(panel);
+  for (const ArrowLayout& arrow : layout.arrows) painter.arrow(arrow);
+  for (const LabelLayout& label : layout.labels) painter.label(label);
+}
+
+}  // namespace ringlab::gui

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Regenerates every image in docs/images from the current build, so that
+# README's pictures of the GUI show what the GUI draws today.
+#
+#   bash tools/screenshots.sh [BUILD_DIR [OUT_DIR]]    (build, docs/images)
+#
+# Runs itself under `xvfb-run -a` where there is no display. Fails, naming
+# the image, when one cannot be made, and when docs/images holds an image this
+# list does not make (add it here, or delete it).
+set -euo pipefail
+script=$(realpath "$0")
+cd "$(dirname "$script")/.."   # BUILD_DIR and OUT_DIR are relative to the tree's root
+
+build=${1:-build}
+out=${2:-docs/images}
+exe=$build/tools/ringlab
+
+# file, scenario, frame: at the GUI's default window size, 1280x800.
+shots=(
+  "ring_allreduce.png ring_allreduce 3"     # README: "step 3 of 6"
+  "scatter_gather.png scatter_gather 3"     # the gather, 3 messages into rank 0
+  "parameter_server.png parameter_server 12" # a pull answered, a push applied
+)
+
+if [[ ! -x $exe ]]; then
+  echo "screenshots: $exe is missing; build first (bash tools/build.sh)" >&2
+  exit 1
+fi
+if ! "$exe" gui --help > /dev/null 2>&1; then
+  echo "screenshots: $exe was built without the GUI (bash tools/deps.sh installs what it needs)" >&2
+  exit 1
+fi
+if [[ -z ${DISPLAY:-} && -z ${WAYLAND_DISPLAY:-} ]]; then
+  if ! command -v xvfb-run > /dev/null; then
+    echo "screenshots: no display and no xvfb-run (Debian: apt-get install xvfb xauth)" >&2
+    exit 1
+  fi
+  exec xvfb-run -a bash "$script" "$build" "$out"
+fi
+
+mkdir -p "$out"
+made=()
+for shot in "${shots[@]}"; do
+  read -r file scenario frame <<< "$shot"
+  # Written next to its place, then renamed: a failed run leaves the old
+  # image whole.
+  temp=$out/.$file.tmp.png
+  if ! "$exe" gui --scenario "$scenario" --step "$frame" --width 1280 --height 800 \
+      --screenshot "$temp" > /dev/null; then
+    rm -f "$temp"
+    echo "screenshots: could not make $out/$file ($scenario, frame $frame)" >&2
+    exit 1
+  fi
+  mv -f "$temp" "$out/$file"
+  echo "made $out/$file ($scenario, frame $frame)"
+  made+=("$file")
+done
+
+status=0
+for image in "$out"/*.png; do
+  name=$(basename "$image")
+  if [[ ! " ${made[*]} " == *" $name "* ]]; then
+    echo "screenshots: $image is not made by tools/screenshots.sh; add it to the list or delete it" >&2
+    status=1
+  fi
+done
+exit $status
