@@ -10,7 +10,8 @@
 // themselves (their peer is gone; every wait has a timeout), then SIGTERM,
 // then SIGKILL: nothing is left running.
 //
-// It knows nothing of what the ranks run: a traced launch
+// launch() is a Supervisor (supervisor.hpp: start, poll, reap, escalate) run
+// to its end. It knows nothing of what the ranks run: a traced launch
 // (backends/traced_launch.hpp) passes its variables in extra_environment and
 // merges the ranks' files afterwards.
 #pragma once
@@ -55,9 +56,9 @@ struct LaunchOptions {
 
 // How one rank ended.
 struct RankExit {
-  int rank = -1;          // global rank
-  int exit_status = 0;    // when it exited
-  int signal_number = 0;  // when a signal killed it (0: it exited)
+  int rank = -1;               // global rank
+  int exit_status = 0;         // when it exited
+  int signal_number = 0;       // when a signal killed it (0: it exited)
   bool stopped_by_us = false;  // we sent the signal that ended it
   bool failed() const { return signal_number != 0 || exit_status != 0; }
   // "exited with status 1", "was killed by signal 9 (Killed)"
@@ -93,7 +94,6 @@ LaunchResult launch(const LaunchOptions& options);
 
 // The variables the launcher sets (name, value) for one local rank.
 std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOptions& options,
-                                                                  int master_port,
-                                                                  int local_rank);
+                                                                  int master_port, int local_rank);
 
 }  // namespace ringlab::launch

@@ -1,0 +1,41 @@
+#include "launcher/line_stream.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace ringlab::launch {
+
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void LineStream::take(const char* data, std::size_t size) {
+  pending.append(data, size);
+  std::size_t start = 0;
+  std::string lines;
+  for (std::size_t newline; (newline = pending.find('\n', start)) != std::string::npos;
+       start = newline + 1)
+    lines += prefix + pending.substr(start, newline + 1 - start);
+  pending.erase(0, start);
+  if (pending.size() >= kMaxLine) {
+    lines += prefix + pending + '\n';
+    pending.clear();
+  }
+  if (!lines.empty()) write_all(out_fd, lines);
+}
+
+void LineStream::close() {
+  if (!pending.empty()) write_all(out_fd, prefix + pending + '\n');
+  pending.clear();
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+}  // namespace ringlab::launch
