@@ -12,6 +12,12 @@ target_compile_definitions(test_launch_faults PRIVATE RINGLAB_EXE="$<TARGET_FILE
 add_dependencies(test_launch_faults ringlab tcp_fault_rank)
 set_tests_properties(test_launch_faults PROPERTIES TIMEOUT 180)
 
+# The command line of ringlab run: spellings, where the program starts, errors.
+ringlab_test(test_launch_cli test_launch_cli.cpp)
+target_compile_definitions(test_launch_cli PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_launch_cli ringlab)
+set_tests_properties(test_launch_cli PROPERTIES TIMEOUT 60)
+
 ringlab_test(test_tcp_lessons test_tcp_lessons.cpp LIBS ringlab_lessons)
 target_compile_definitions(test_tcp_lessons PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_tcp_lessons ringlab)

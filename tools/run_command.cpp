@@ -5,10 +5,16 @@
 // their transport and their traces are merged into FILE
 // (backends/traced_launch.hpp).
 //
+// Options go before the program; the program starts after -- or at the first
+// argument that is not an option (torchrun's way), and everything from there
+// on is the program's own. An option ringlab run does not know is named as
+// such (CLI11 alone would name the program's arguments instead).
+//
 // Also adds --trace FILE to `ringlab lesson`, `tour` and `bench`, whose tcp
 // backend starts the ranks itself through the same launcher.
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -33,6 +39,50 @@ struct RunCommand {
   int kill_after_ms = 3000;
   int time_limit_ms = 0;
 };
+
+// Edit distance between a and b (insertions, deletions, substitutions).
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown option '--nproc_per_nod' (did you mean --nproc-per-node?); ..."
+std::string unknown_option_message(const CLI::App& sub, const std::string& argument) {
+  const std::string name = argument.substr(0, argument.find('='));
+  std::string closest;
+  std::size_t best = 3;  // suggest only what is at most 2 edits away
+  for (const CLI::Option* option : sub.get_options())
+    for (const std::string& long_name : option->get_lnames()) {
+      const std::size_t distance = edit_distance(name, "--" + long_name);
+      if (distance < best) best = distance, closest = "--" + long_name;
+    }
+  return "ringlab run: unknown option '" + name + "'" +
+         (closest.empty() ? "" : " (did you mean " + closest + "?)") +
+         "; its options go before the program, and everything after -- is the program's";
+}
+
+// A parse error (main prints it with "Run with --help for more information").
+class UnknownOption : public CLI::ParseError {
+ public:
+  explicit UnknownOption(std::string message)
+      : ParseError("UnknownOption", std::move(message), CLI::ExitCodes::ExtrasError) {}
+};
+
+// The first argument before the program that is not an option of ringlab run.
+void refuse_unknown_options(const CLI::App& sub) {
+  for (const std::string& argument : sub.remaining())
+    if (argument != "--") throw UnknownOption(unknown_option_message(sub, argument));
+}
 
 void run(RunCommand& cmd) {
   auto& o = cmd.options;
@@ -63,14 +113,20 @@ void add_run_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "run", "start the ranks of this node as processes (like torchrun): run -- PROGRAM ARGS...");
   auto& o = cmd->options;
-  // After --, everything is the program's command line, its options included.
+  // From the program's name on (after -- or not), everything is the
+  // program's command line, its options included. Unknown options are kept
+  // (allow_extras) so that the callback can name the first one.
+  sub->allow_extras();
+  sub->positionals_at_end();
   sub->add_option("program", o.program, "the program each rank runs, and its arguments (after --)");
-  sub->add_option("--nproc-per-node", o.nproc_per_node, "ranks on this node");
+  // torchrun's spellings: --nproc-per-node and --nproc_per_node alike.
+  sub->add_option("--nproc-per-node,--nproc_per_node", o.nproc_per_node, "ranks on this node");
   sub->add_option("--nnodes", o.nnodes, "number of nodes (each runs ringlab run)");
-  sub->add_option("--node-rank", o.node_rank, "this node's index, 0 .. nnodes-1");
-  sub->add_option("--master-addr", o.master_addr, "address of node 0, where rank 0's store listens")
+  sub->add_option("--node-rank,--node_rank", o.node_rank, "this node's index, 0 .. nnodes-1");
+  sub->add_option("--master-addr,--master_addr", o.master_addr,
+                  "address of node 0, where rank 0's store listens")
       ->capture_default_str();
-  sub->add_option("--master-port", o.master_port,
+  sub->add_option("--master-port,--master_port", o.master_port,
                   "the store's port (default: a free one; required with --nnodes > 1)");
   sub->add_option("--timeout-ms", cmd->timeout_ms,
                   "limit of every wait in the ranks (sets RINGLAB_TIMEOUT_MS)")
@@ -97,10 +153,12 @@ void add_run_command(CLI::App& app) {
       "Each rank gets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
       "GROUP_RANK and GROUP_WORLD_SIZE. If a rank fails, the others are stopped and ringlab run\n"
       "exits with its status (128 + N if signal N killed it).");
-  sub->callback([cmd] { run(*cmd); });
+  sub->callback([cmd, sub] {
+    refuse_unknown_options(*sub);
+    run(*cmd);
+  });
 }
 const CommandRegistrar registrar(add_run_command);
-
 
 }  // namespace
 
@@ -109,12 +167,13 @@ const CommandRegistrar registrar(add_run_command);
 void add_trace_option(CLI::App& sub) {
   const auto trace_requested = [&sub](const std::string& file) {
     const CLI::Option* backend = sub.get_option_no_throw("--backend");
-    const std::string chosen = backend && backend->count() > 0 ? backend->as<std::string>()
-                                                               : backends::default_backend();
+    const std::string chosen =
+        backend && backend->count() > 0 ? backend->as<std::string>() : backends::default_backend();
     if (chosen != "tcp")
-      throw std::invalid_argument("--trace records the tcp backend's ranks, but this run uses "
-                                  "--backend " + chosen + ": pass --backend tcp, or drop --trace "
-                                  "(ringlab sim --trace traces a simulated run)");
+      throw std::invalid_argument(
+          "--trace records the tcp backend's ranks, but this run uses --backend " + chosen +
+          ": pass --backend tcp, or drop --trace (ringlab sim --trace "
+          "traces a simulated run)");
     ::setenv(backends::kTraceOutputVariable, file.c_str(), 1);
   };
   sub.add_option_function<std::string>(
