@@ -4,6 +4,7 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,11 +19,19 @@
 namespace ringlab::launch {
 
 std::string RankExit::describe() const {
-  if (signal_number != 0) {
-    const char* name = ::strsignal(signal_number);
-    return "was killed by signal " + std::to_string(signal_number) +
-           (name ? " (" + std::string(name) + ")" : "");
-  }
+  const auto signal_text = [](int number) {
+    const char* name = ::strsignal(number);
+    return "signal " + std::to_string(number) + (name ? " (" + std::string(name) + ")" : "");
+  };
+  if (frozen_by != 0) return "was frozen by " + signal_text(frozen_by) + " and did not resume";
+  if (signal_number == SIGKILL && oom == OomEvidence::Yes)
+    return "was killed by the kernel's out-of-memory killer (signal 9, SIGKILL; the kernel's count "
+           "of OOM kills went up meanwhile)";
+  if (signal_number == SIGKILL && oom == OomEvidence::Unknown && error.empty())
+    return "was killed by " + signal_text(SIGKILL) +
+           " and printed no error: likely out of memory (the kernel's OOM killer sends SIGKILL; "
+           "dmesg says whether it did)";
+  if (signal_number != 0) return "was killed by " + signal_text(signal_number);
   return "exited with status " + std::to_string(exit_status);
 }
 

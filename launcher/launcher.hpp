@@ -52,6 +52,23 @@ struct LaunchOptions {
   int stderr_fd = 2;
   // Prefix of the launcher's own messages.
   std::string name = "ringlab run";
+  // Where each rank's error file goes (TORCHELASTIC_ERROR_FILE is
+  // <folder>/<local rank>/error.json); empty: a temporary folder, removed
+  // when the ranks are done.
+  std::string error_file_folder;
+  // The kernel's count of out-of-memory kills ("oom_kill N" lines); tests
+  // point it elsewhere.
+  std::string oom_kill_counter = "/proc/vmstat";
+};
+
+// For a rank killed by SIGKILL that we did not send: whether the kernel's
+// out-of-memory killer was at work meanwhile (its count of kills, oom_kill in
+// /proc/vmstat, went up between the start of the job and the rank's death).
+enum class OomEvidence {
+  NotChecked,  // not a SIGKILL of someone else's
+  Unknown,     // the count could not be read
+  Yes,         // the count went up
+  No,          // the count stayed the same: someone else sent the SIGKILL
 };
 
 // How one rank ended.
@@ -60,8 +77,20 @@ struct RankExit {
   int exit_status = 0;         // when it exited
   int signal_number = 0;       // when a signal killed it (0: it exited)
   bool stopped_by_us = false;  // we sent the signal that ended it
+  // What it said about its failure: the message in its error file
+  // (TORCHELASTIC_ERROR_FILE), else the first line of its stderr that names
+  // it ("rank 2: ..."), else its last line on stderr. Empty: it wrote nothing
+  // to stderr.
+  std::string error;
+  bool wrote_output = false;  // anything at all, on stdout or stderr
+  // Stopped by this signal (SIGSTOP, SIGTSTP, ...) and not resumed when the
+  // job began stopping: a frozen rank. 0: it was not.
+  int frozen_by = 0;
+  OomEvidence oom = OomEvidence::NotChecked;
   bool failed() const { return signal_number != 0 || exit_status != 0; }
-  // "exited with status 1", "was killed by signal 9 (Killed)"
+  // "exited with status 1", "was killed by signal 9 (Killed)", "was killed by
+  // the kernel's out-of-memory killer (signal 9)", "was frozen by signal 19
+  // (Stopped (signal)) and did not resume".
   std::string describe() const;
 };
 
@@ -69,9 +98,8 @@ struct LaunchResult {
   // 0 when every rank exited 0; else the failed rank's status, or 128 + the
   // signal that killed it (as a shell reports it).
   int exit_code = 0;
-  // The failure that started it: the first rank to fail by itself, or a rank
-  // killed by a signal reaped up to 0.5 s after it (its peers fail the moment
-  // it dies, and one of them may be reaped first).
+  // The rank the failure is blamed on (launcher/blame.hpp says how it is
+  // chosen: by time and cause, not by who exited first).
   std::optional<RankExit> first_failure;
   std::vector<RankExit> ranks;  // by local rank
   // One line for the user ("rank 2 exited with status 1; stopped the other 3

@@ -17,22 +17,29 @@ void write_all(int fd, const std::string& text) {
 }
 
 void LineStream::take(const char* data, std::size_t size) {
+  if (size > 0) got_bytes = true;
   pending.append(data, size);
   std::size_t start = 0;
   std::string lines;
   for (std::size_t newline; (newline = pending.find('\n', start)) != std::string::npos;
-       start = newline + 1)
+       start = newline + 1) {
     lines += prefix + pending.substr(start, newline + 1 - start);
+    if (on_line) on_line(std::string_view(pending).substr(start, newline - start));
+  }
   pending.erase(0, start);
   if (pending.size() >= kMaxLine) {
     lines += prefix + pending + '\n';
+    if (on_line) on_line(pending);
     pending.clear();
   }
   if (!lines.empty()) write_all(out_fd, lines);
 }
 
 void LineStream::close() {
-  if (!pending.empty()) write_all(out_fd, prefix + pending + '\n');
+  if (!pending.empty()) {
+    write_all(out_fd, prefix + pending + '\n');
+    if (on_line) on_line(pending);
+  }
   pending.clear();
   if (fd >= 0) ::close(fd);
   fd = -1;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 
 namespace ringlab::launch {
 
@@ -16,6 +18,9 @@ struct LineStream {
   int out_fd = 1;       // where its lines go
   std::string prefix;   // put before every line ("[rank 2] ")
   std::string pending;  // bytes after the last newline
+  // Called with every line (without its newline or prefix) as it goes out.
+  std::function<void(std::string_view line)> on_line;
+  bool got_bytes = false;  // anything came in
 
   // Lines longer than this go out in pieces (a runaway rank must not eat memory).
   static constexpr std::size_t kMaxLine = 1 << 20;

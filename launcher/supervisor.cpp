@@ -2,24 +2,24 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
+#include "launcher/blame.hpp"
+#include "launcher/error_file.hpp"
 #include "launcher/spawn.hpp"
 
 namespace ringlab::launch {
 
 namespace {
-
-// A rank killed by a signal we did not send, reaped this soon after another
-// rank's failure, is taken as the cause: when a rank dies its peers see their
-// connections close and fail at once, and one of them may be reaped first.
-constexpr Milliseconds kCauseWindow{500};
 
 // Once every rank is reaped, how long we wait for the ends of their pipes
 // (something they started may still hold them).
@@ -34,6 +34,26 @@ std::string rank_list(const std::vector<int>& ranks) {
   return text;
 }
 
+// The kernel's count of out-of-memory kills ("oom_kill N" in /proc/vmstat),
+// or nothing where it cannot be read.
+std::optional<long long> read_oom_kills(const std::string& path) {
+  std::ifstream in(path);
+  for (std::string name; in >> name;) {
+    long long value = 0;
+    if (!(in >> value)) return std::nullopt;
+    if (name == "oom_kill") return value;
+  }
+  return std::nullopt;
+}
+
+std::string make_temporary_folder() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "ringlab-run-XXXXXX").string();
+  if (!::mkdtemp(pattern.data()))
+    throw std::runtime_error("cannot create a folder for the ranks' error files (" + pattern +
+                             "): " + std::strerror(errno) + "; set TMPDIR to a writable folder");
+  return pattern;
+}
+
 }  // namespace
 
 Supervisor::Supervisor(LaunchOptions options, int master_port, SignalPipe& signals)
@@ -46,6 +66,10 @@ Supervisor::~Supervisor() {
     c.out.close();
     c.err.close();
   }
+  if (!temporary_error_folder_.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove_all(temporary_error_folder_, ignored);
+  }
 }
 
 // ---- start ------------------------------------------------------------------
@@ -53,18 +77,32 @@ Supervisor::~Supervisor() {
 void Supervisor::start() {
   const LaunchOptions& o = options_;
   const std::string path = resolve_program(o.program.front());
+  std::string error_folder = o.error_file_folder;
+  if (error_folder.empty()) error_folder = temporary_error_folder_ = make_temporary_folder();
+  oom_kills_at_start_ = read_oom_kills(o.oom_kill_counter);
   children_.resize(static_cast<std::size_t>(o.nproc_per_node));
   for (int local = 0; local < o.nproc_per_node; ++local) {
     Child& c = children_[static_cast<std::size_t>(local)];
     c.rank = o.node_rank * o.nproc_per_node + local;
     c.exit.rank = c.rank;
     const std::string prefix = o.tee_prefix ? "[rank " + std::to_string(c.rank) + "] " : "";
-    c.out = {-1, o.stdout_fd, prefix, {}};
-    c.err = {-1, o.stderr_fd, prefix, {}};
+    c.out.out_fd = o.stdout_fd;
+    c.err.out_fd = o.stderr_fd;
+    c.out.prefix = c.err.prefix = prefix;
+    c.err.on_line = [this, local](std::string_view line) {
+      on_error_line(children_[static_cast<std::size_t>(local)], line);
+    };
     try {
+      // A file left by an earlier run would be taken for this one's.
+      const std::filesystem::path folder =
+          std::filesystem::path(error_folder) / std::to_string(local);
+      std::filesystem::create_directories(folder);
+      c.error_file = (folder / "error.json").string();
+      std::filesystem::remove(c.error_file);
+      auto environment = rank_environment(o, master_port_, local);
+      environment.emplace_back(kErrorFileVariable, c.error_file);
       const SpawnedChild spawned =
-          spawn(path, o.program, child_environment(rank_environment(o, master_port_, local)),
-                "rank " + std::to_string(c.rank));
+          spawn(path, o.program, child_environment(environment), "rank " + std::to_string(c.rank));
       c.pid = spawned.pid;
       c.running = true;
       c.out.fd = spawned.stdout_fd;
@@ -80,6 +118,17 @@ void Supervisor::start() {
     }
   }
   started_ = Clock::now();
+}
+
+void Supervisor::on_error_line(Child& child, std::string_view line) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  child.last_error_line = line;
+  if (child.error_at) return;
+  // "rank 2: ...", "tcp_fault_rank: rank 2: ...": the rank's own error.
+  const std::string own = "rank " + std::to_string(child.rank) + ": ";
+  if (line.find(own) == std::string_view::npos) return;
+  child.error_at = Clock::now();
+  child.error_line = line;
 }
 
 // ---- poll ---------------------------------------------------------------------
@@ -149,23 +198,50 @@ void Supervisor::read_output(const Ready& ready) {
 
 void Supervisor::reap() {
   // The first failure starts the stopping; which rank caused it is decided at
-  // the end (cause_of_failure).
+  // the end (blame.hpp).
   for (Child& c : children_) {
     if (!c.running) continue;
     int status = 0;
-    if (::waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+    if (::waitpid(c.pid, &status, WNOHANG | WUNTRACED | WCONTINUED) != c.pid) continue;
+    if (WIFSTOPPED(status)) {
+      c.stopped_since = Clock::now();
+      c.stopped_by = WSTOPSIG(status);
+      continue;
+    }
+    if (WIFCONTINUED(status)) {
+      c.stopped_since.reset();
+      continue;
+    }
     c.running = false;
     c.ended = Clock::now();
     if (WIFSIGNALED(status))
       c.exit.signal_number = WTERMSIG(status);
     else
       c.exit.exit_status = WEXITSTATUS(status);
+    if (c.exit.signal_number == SIGKILL && !c.exit.stopped_by_us) {
+      const auto now = read_oom_kills(options_.oom_kill_counter);
+      c.exit.oom = !now || !oom_kills_at_start_  ? OomEvidence::Unknown
+                   : *now > *oom_kills_at_start_ ? OomEvidence::Yes
+                                                 : OomEvidence::No;
+    }
+    read_error_file(c);
     // (A rank that exits after our SIGTERM counts as stopped by us.)
     if (!c.exit.stopped_by_us && c.exit.failed() && reason_.empty() && !failure_seen_) {
       failure_seen_ = true;
       begin_stopping(options_.stop_after);
     }
   }
+}
+
+void Supervisor::read_error_file(Child& child) {
+  const std::optional<ErrorReport> report = launch::read_error_file(child.error_file);
+  if (!report) return;
+  // Its time on our clock: the file's age, back from now.
+  const auto age = std::chrono::system_clock::now() - report->written;
+  const Clock::time_point written =
+      Clock::now() - std::chrono::duration_cast<Clock::duration>(std::max(age, age.zero()));
+  if (!child.error_at || written < *child.error_at) child.error_at = written;
+  child.exit.error = report->message;
 }
 
 // ---- escalate ---------------------------------------------------------------------
@@ -202,15 +278,20 @@ void Supervisor::stop(const std::string& reason, int exit_code, Milliseconds del
 
 void Supervisor::begin_stopping(Milliseconds delay) {
   if (term_at_) return;
+  for (Child& c : children_) c.frozen_at_stop = c.running && c.stopped_since.has_value();
   term_at_ = Clock::now() + delay;
   kill_at_ = *term_at_ + options_.kill_after;
 }
 
 void Supervisor::signal_running(int signal_number) {
   // The whole process group of the rank, or the rank alone if it has left it.
-  for (Child& c : children_)
-    if (c.running && (::kill(-c.pid, signal_number) == 0 || ::kill(c.pid, signal_number) == 0))
+  for (Child& c : children_) {
+    if (!c.running) continue;
+    if (::kill(-c.pid, signal_number) == 0 || ::kill(c.pid, signal_number) == 0)
       c.exit.stopped_by_us = true;
+    // A frozen rank acts on SIGTERM only once it runs again.
+    if (signal_number == SIGTERM && ::kill(-c.pid, SIGCONT) != 0) ::kill(c.pid, SIGCONT);
+  }
 }
 
 bool Supervisor::check_finished() {
@@ -230,21 +311,6 @@ bool Supervisor::check_finished() {
 }
 
 // ---- the result -----------------------------------------------------------------------
-
-// The failure that started it all: the first rank to fail by itself, unless
-// a rank killed by a signal follows within kCauseWindow. nullptr: none failed.
-const Supervisor::Child* Supervisor::cause_of_failure() const {
-  const Child* first = nullptr;
-  for (const Child& c : children_)
-    if (c.exit.failed() && !c.exit.stopped_by_us && (!first || c.ended < first->ended)) first = &c;
-  if (!first || first->exit.signal_number != 0) return first;
-  const Child* killed = nullptr;
-  for (const Child& c : children_)
-    if (c.exit.signal_number != 0 && !c.exit.stopped_by_us &&
-        c.ended <= first->ended + kCauseWindow && (!killed || c.ended < killed->ended))
-      killed = &c;
-  return killed ? killed : first;
-}
 
 std::string Supervisor::others_summary(int failed_rank) const {
   std::vector<int> stopped, failed_too;
@@ -273,16 +339,64 @@ LaunchResult Supervisor::result() const {
   LaunchResult result;
   result.master_port = master_port_;
   result.exit_code = exit_code_;
-  for (const Child& c : children_) result.ranks.push_back(c.exit);
-  if (const Child* cause = failure_seen_ ? cause_of_failure() : nullptr) {
-    result.first_failure = cause->exit;
-    result.exit_code =
-        cause->exit.signal_number != 0 ? 128 + cause->exit.signal_number : cause->exit.exit_status;
-    result.message = "rank " + std::to_string(cause->rank) + " " + cause->exit.describe() +
-                     others_summary(cause->rank);
-  } else if (!reason_.empty()) {
-    result.message = reason_ + others_summary(-1);
+  std::vector<RankEvents> events;
+  for (const Child& c : children_) {
+    RankExit exit = c.exit;
+    if (exit.error.empty()) exit.error = !c.error_line.empty() ? c.error_line : c.last_error_line;
+    exit.wrote_output = c.out.got_bytes || c.err.got_bytes;
+    if (c.frozen_at_stop) exit.frozen_by = c.stopped_by;
+    result.ranks.push_back(exit);
+    RankEvents e;
+    e.rank = c.rank;
+    if (!c.running) e.ended = c.ended;
+    e.failed = exit.failed();
+    e.stopped_by_us = exit.stopped_by_us;
+    e.signal_number = exit.signal_number;
+    e.error_at = c.error_at;
+    e.error = exit.error;
+    if (c.frozen_at_stop) e.frozen_since = c.stopped_since;
+    events.push_back(e);
   }
+  const auto exit_of = [&](int rank) -> const RankExit& {
+    return result
+        .ranks[static_cast<std::size_t>(rank - options_.node_rank * options_.nproc_per_node)];
+  };
+  const auto code_of = [](const RankExit& e) {
+    return e.signal_number != 0 ? 128 + e.signal_number : e.exit_status;
+  };
+  const std::optional<Blame> blame = failure_seen_ ? find_cause(events) : std::nullopt;
+  if (!blame) {
+    if (!reason_.empty()) {
+      result.message = reason_ + others_summary(-1);
+      for (const RankExit& e : result.ranks)
+        if (e.frozen_by != 0)
+          result.message += "; rank " + std::to_string(e.rank) + " " + e.describe();
+    }
+    return result;
+  }
+  const RankExit& blamed = exit_of(blame->rank);
+  result.first_failure = blamed;
+  if (blame->kind == BlameKind::Failed) {
+    result.exit_code = code_of(blamed);
+    result.message = "rank " + std::to_string(blame->rank) + " " + blamed.describe() +
+                     others_summary(blame->rank);
+    return result;
+  }
+  // Frozen or unresponsive, and stopped by us: the job's status is that of
+  // the first rank that failed by itself.
+  const Child* first_by_itself = nullptr;
+  for (const Child& c : children_)
+    if (c.exit.failed() && !c.exit.stopped_by_us &&
+        (!first_by_itself || c.ended < first_by_itself->ended))
+      first_by_itself = &c;
+  if (first_by_itself) result.exit_code = code_of(first_by_itself->exit);
+  if (blame->kind == BlameKind::Frozen)
+    result.message = "rank " + std::to_string(blame->rank) + " " + blamed.describe() +
+                     others_summary(blame->rank);
+  else
+    result.message = "rank " + std::to_string(blame->rank) + " did not respond (rank " +
+                     std::to_string(blame->reporter) +
+                     " timed out waiting for it) and was stopped" + others_summary(blame->rank);
   return result;
 }
 

@@ -3,8 +3,14 @@
 //   start     fork and execute every rank (spawn.hpp);
 //   poll      wait for the next event: output, a child's exit, a signal, or a
 //             time that is due; pass output on as whole lines (line_stream.hpp);
-//   reap      collect the ranks that ended; the first failure starts stopping;
+//   reap      collect the ranks that ended (and note those that were frozen by
+//             SIGSTOP); the first failure starts stopping;
 //   escalate  once stopping: SIGTERM when due, SIGKILL kill_after later.
+// Which rank is blamed at the end is blame.hpp's choice, from what the
+// supervisor saw: each rank's first stderr line that names it ("rank 2:
+// ..."), its error file, the time it ended or froze, and for a SIGKILL the
+// kernel's count of out-of-memory kills.
+//
 // launch() (launcher.hpp) runs start() and then poll() until finished(); the
 // elastic agent does the same for each round and calls stop() when the group
 // must re-form.
@@ -64,6 +70,16 @@ class Supervisor {
     RankExit exit;
     Clock::time_point ended;  // when we reaped it
     LineStream out, err;
+    std::string error_file;  // TORCHELASTIC_ERROR_FILE
+    // Its first stderr line naming it ("rank 2: ...") and when it came; its
+    // last stderr line.
+    std::optional<Clock::time_point> error_at;
+    std::string error_line, last_error_line;
+    // Stopped by a signal (WIFSTOPPED) and not resumed since; frozen_at_stop:
+    // it still was when the job began stopping.
+    std::optional<Clock::time_point> stopped_since;
+    int stopped_by = 0;
+    bool frozen_at_stop = false;
   };
   struct Ready {
     std::vector<LineStream*> streams;  // readable, hung up or failed
@@ -79,7 +95,8 @@ class Supervisor {
 
   void begin_stopping(Milliseconds delay);
   void signal_running(int signal_number);
-  const Child* cause_of_failure() const;
+  void on_error_line(Child& child, std::string_view line);
+  void read_error_file(Child& child);
   std::string others_summary(int failed_rank) const;
 
   LaunchOptions options_;
@@ -96,6 +113,10 @@ class Supervisor {
   bool failure_seen_ = false;
   int interrupted_by_ = 0;
   bool finished_ = false;
+  // The folder of the error files when it is ours to remove.
+  std::string temporary_error_folder_;
+  // The kernel's count of out-of-memory kills when the ranks started.
+  std::optional<long long> oom_kills_at_start_;
 };
 
 }  // namespace ringlab::launch

@@ -1,10 +1,12 @@
 # The launcher (`ringlab run`), the tcp backend's lessons and its failures.
 ringlab_test(test_launch test_launch.cpp LIBS ringlab_launcher)
 set_tests_properties(test_launch PROPERTIES TIMEOUT 120)
+# Which rank a failed job is blamed on, on timelines written by hand.
+ringlab_test(test_launch_blame test_launch_blame.cpp LIBS ringlab_launcher)
 
-# A rank for the fault tests: runs all_reduce, can die or stall on request.
+# A rank for the fault tests: runs all_reduce, can die, stall or freeze on request.
 add_executable(tcp_fault_rank tcp_fault_rank.cpp)
-target_link_libraries(tcp_fault_rank PRIVATE ringlab_backends ringlab_warnings)
+target_link_libraries(tcp_fault_rank PRIVATE ringlab_backends ringlab_launcher ringlab_warnings)
 
 ringlab_test(test_launch_faults test_launch_faults.cpp LIBS ringlab_launcher)
 target_compile_definitions(test_launch_faults PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
