@@ -44,11 +44,18 @@ int first_other_rank_named(const std::string& text, int self) {
 std::optional<Blame> find_cause(const std::vector<RankEvents>& ranks) {
   const RankEvents* earliest = nullptr;
   std::optional<Time> earliest_time;
-  for (const RankEvents& r : ranks)
-    if (const auto time = event_time(r); time && (!earliest_time || *time < *earliest_time)) {
+  for (const RankEvents& r : ranks) {
+    const auto time = event_time(r);
+    if (!time) continue;
+    // On a tie (error files written in the same clock tick), the rank that ended first.
+    const bool earlier =
+        !earliest_time || *time < *earliest_time ||
+        (*time == *earliest_time && r.ended && (!earliest->ended || *r.ended < *earliest->ended));
+    if (earlier) {
       earliest = &r;
       earliest_time = time;
     }
+  }
   if (!earliest) return std::nullopt;
   if (earliest->frozen_since) return Blame{earliest->rank, BlameKind::Frozen};
 

@@ -7,7 +7,8 @@
 // and not resumed). The rules, in order:
 //  1. The earliest event wins: a rank frozen since time t counts from t; any
 //     other rank from its first error report or, failing that, the moment it
-//     ended by itself with a failure.
+//     ended by itself with a failure. Of two at the same time, the one that
+//     ended first.
 //  2. A rank killed by a signal we did not send is preferred when it died up
 //     to kCauseWindow after that earliest event: when a rank dies its peers
 //     see their connections close and report at once, sometimes before the

@@ -5,12 +5,14 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "launcher/signal_pipe.hpp"
@@ -109,7 +111,32 @@ std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOp
   set("LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node));
   set("GROUP_RANK", std::to_string(o.node_rank));
   set("GROUP_WORLD_SIZE", std::to_string(o.nnodes));
+  // One role, "default", as torchrun has when none is given.
+  set("ROLE_RANK", std::to_string(o.node_rank * o.nproc_per_node + local_rank));
+  set("ROLE_NAME", "default");
+  set("ROLE_WORLD_SIZE", std::to_string(o.nnodes * o.nproc_per_node));
+  set("TORCHELASTIC_RESTART_COUNT", std::to_string(o.restart_count));
+  set("TORCHELASTIC_MAX_RESTARTS", std::to_string(o.max_restarts));
+  set("TORCHELASTIC_RUN_ID", o.run_id);
   return variables;
+}
+
+std::string make_log_root(const std::string& log_dir, const std::string& run_id) {
+  const std::filesystem::path base =
+      log_dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(log_dir);
+  std::error_code error;
+  std::filesystem::create_directories(base, error);
+  std::string pattern = (base / (run_id + "_XXXXXX")).string();
+  if (!::mkdtemp(pattern.data()))
+    throw std::runtime_error("cannot create a folder for the logs in " + base.string() + ": " +
+                             std::strerror(errno) + "; pass a writable --log-dir");
+  return pattern;
+}
+
+int StdStreams::of(int local_rank) const {
+  for (const auto& [rank, streams] : per_rank)
+    if (rank == local_rank) return streams;
+  return all;
 }
 
 LaunchResult launch(const LaunchOptions& o) {

@@ -15,7 +15,8 @@ void write_all(int fd, const std::string& text);
 
 struct LineStream {
   int fd = -1;          // read end of the pipe; -1 once closed
-  int out_fd = 1;       // where its lines go
+  int out_fd = 1;       // where its lines go; -1: nowhere (redirected to its file)
+  int file_fd = -1;     // its log file, if any (lines without the prefix); owned
   std::string prefix;   // put before every line ("[rank 2] ")
   std::string pending;  // bytes after the last newline
   // Called with every line (without its newline or prefix) as it goes out.
@@ -29,7 +30,7 @@ struct LineStream {
   // write, but no line is ever split between two writes.
   void take(const char* data, std::size_t size);
   // End of stream: the last line, even without its newline, ends with one so
-  // the next rank's line does not continue it. Closes fd.
+  // the next rank's line does not continue it. Closes fd and file_fd.
   void close();
 };
 

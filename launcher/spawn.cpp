@@ -103,6 +103,10 @@ SpawnedChild spawn(const std::string& path, std::vector<std::string> argv,
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
+    // Nothing else of ours goes with it: not the store's sockets, not the
+    // other ranks' pipes (as torchrun's subprocesses, which close_fds).
+    if (::close_range(3, ~0U, 0) != 0)
+      for (int fd = 3; fd < 4096; ++fd) ::close(fd);
     ::execve(path.c_str(), argv_pointers.data(), env_pointers.data());
     [[maybe_unused]] const ssize_t ignored = ::write(2, kExecFailed, sizeof kExecFailed - 1);
     ::_exit(127);

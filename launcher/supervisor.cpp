@@ -1,5 +1,6 @@
 #include "launcher/supervisor.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "launcher/blame.hpp"
 #include "launcher/error_file.hpp"
@@ -93,6 +95,7 @@ void Supervisor::start() {
       on_error_line(children_[static_cast<std::size_t>(local)], line);
     };
     try {
+      if (!o.log_folder.empty()) open_log_files(c, local);
       // A file left by an earlier run would be taken for this one's.
       const std::filesystem::path folder =
           std::filesystem::path(error_folder) / std::to_string(local);
@@ -103,7 +106,7 @@ void Supervisor::start() {
       environment.emplace_back(kErrorFileVariable, c.error_file);
       const SpawnedChild spawned =
           spawn(path, o.program, child_environment(environment), "rank " + std::to_string(c.rank));
-      c.pid = spawned.pid;
+      c.pid = c.exit.pid = spawned.pid;
       c.running = true;
       c.out.fd = spawned.stdout_fd;
       c.err.fd = spawned.stderr_fd;
@@ -120,6 +123,21 @@ void Supervisor::start() {
   started_ = Clock::now();
 }
 
+void Supervisor::open_log_files(Child& child, int local) {
+  const std::filesystem::path folder =
+      std::filesystem::path(options_.log_folder) / std::to_string(local);
+  std::filesystem::create_directories(folder);
+  const int redirected = options_.redirects.of(local);
+  for (auto [stream, name, bit] : {std::tuple{&child.out, "stdout.log", StdStreams::kStdout},
+                                   std::tuple{&child.err, "stderr.log", StdStreams::kStderr}}) {
+    const std::string path = (folder / name).string();
+    stream->file_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (stream->file_fd < 0)
+      throw std::runtime_error("cannot write the log file " + path + ": " + std::strerror(errno));
+    if (redirected & bit) stream->out_fd = -1;
+  }
+}
+
 void Supervisor::on_error_line(Child& child, std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   child.last_error_line = line;
@@ -129,6 +147,7 @@ void Supervisor::on_error_line(Child& child, std::string_view line) {
   if (line.find(own) == std::string_view::npos) return;
   child.error_at = Clock::now();
   child.error_line = line;
+  error_line_seen_ = true;
 }
 
 // ---- poll ---------------------------------------------------------------------
@@ -236,12 +255,14 @@ void Supervisor::reap() {
 void Supervisor::read_error_file(Child& child) {
   const std::optional<ErrorReport> report = launch::read_error_file(child.error_file);
   if (!report) return;
-  // Its time on our clock: the file's age, back from now.
-  const auto age = std::chrono::system_clock::now() - report->written;
-  const Clock::time_point written =
-      Clock::now() - std::chrono::duration_cast<Clock::duration>(std::max(age, age.zero()));
-  if (!child.error_at || written < *child.error_at) child.error_at = written;
   child.exit.error = report->message;
+  // The time of its error line, when it printed one, is the finer: a file's
+  // modification time comes from the kernel's coarse clock (a tick of a few
+  // ms), so ranks that write theirs close together tie.
+  if (child.error_at) return;
+  const auto age = std::chrono::system_clock::now() - report->written;
+  child.error_at =
+      Clock::now() - std::chrono::duration_cast<Clock::duration>(std::max(age, age.zero()));
 }
 
 // ---- escalate ---------------------------------------------------------------------

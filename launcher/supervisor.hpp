@@ -57,6 +57,10 @@ class Supervisor {
   bool finished() const { return finished_; }
   // A rank failed by itself (not stopped by us).
   bool failure_seen() const { return failure_seen_; }
+  // A rank reported an error (a stderr line naming it, "rank 2: ..."), or
+  // failed: the first sign of trouble, often well before the failed rank
+  // has exited.
+  bool trouble_seen() const { return failure_seen_ || error_line_seen_; }
   // The SIGINT/SIGTERM the launcher received, or 0.
   int interrupted_by() const { return interrupted_by_; }
   // How the ranks ended (complete once finished()).
@@ -95,6 +99,7 @@ class Supervisor {
 
   void begin_stopping(Milliseconds delay);
   void signal_running(int signal_number);
+  void open_log_files(Child& child, int local);
   void on_error_line(Child& child, std::string_view line);
   void read_error_file(Child& child);
   std::string others_summary(int failed_rank) const;
@@ -111,6 +116,7 @@ class Supervisor {
   std::string reason_;  // why we stopped, when not a rank's failure
   int exit_code_ = 0;   // with reason_
   bool failure_seen_ = false;
+  bool error_line_seen_ = false;
   int interrupted_by_ = 0;
   bool finished_ = false;
   // The folder of the error files when it is ours to remove.

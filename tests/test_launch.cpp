@@ -105,6 +105,16 @@ TEST_CASE("every rank gets the torchrun variables of its place in the job") {
   CHECK(lines == expected);
 }
 
+TEST_CASE("a rank inherits no descriptor of the launcher's but stdin, stdout and stderr") {
+  // Inheritable (no O_CLOEXEC), like a socket a library opened without it.
+  const int leaked = ::open("/dev/null", O_RDONLY);
+  REQUIRE(leaked > 2);
+  const Captured c = run(shell(1, "ls /proc/$$/fd"));
+  ::close(leaked);
+  CHECK(c.result.exit_code == 0);
+  CHECK(c.out == "0\n1\n2\n");
+}
+
 TEST_CASE("a single node picks a free port on the master address") {
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
   CHECK(port > 0);

@@ -61,6 +61,13 @@ TEST_CASE("the first to fail is blamed, by the time it reported, not the time it
                 exited(1, 100ms)}) == 0);
 }
 
+TEST_CASE("of two reports at the same time, the rank that ended first is blamed") {
+  // Error files written in the same tick of the kernel's coarse clock.
+  CHECK(blamed({reported(exited(0, 90ms), 10ms, "rank 0: lost rank 2"),
+                reported(exited(2, 40ms), 10ms, "rank 2: bad input"),
+                reported(exited(1, 95ms), 10ms, "rank 1: lost rank 2")}) == 2);
+}
+
 TEST_CASE("a rank killed by someone else's signal just after the first report is the cause") {
   // Rank 2 was SIGKILLed; rank 0 noticed and reported before the launcher reaped rank 2.
   const std::vector<RankEvents> ranks{
