@@ -28,8 +28,9 @@ struct SpawnedChild {
 
 // Forks and executes path with argv and environment. The child is the leader
 // of its own process group (so stopping it stops what it started), gets
-// SIGKILL if the launcher dies, and inherits no descriptor but 0, 1 and 2. Throws std::runtime_error naming `what` ("rank
-// 3") when the pipes or the fork fail; a failed execve shows as exit status 127.
+// SIGKILL if the launcher dies, and inherits no descriptor but 0, 1 and 2.
+// Throws std::runtime_error naming `what` ("rank 3") when the pipes or the
+// fork fail; a failed execve shows as exit status 127.
 SpawnedChild spawn(const std::string& path, std::vector<std::string> argv,
                    std::vector<std::string> environment, const std::string& what);
 
