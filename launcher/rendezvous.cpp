@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -19,7 +20,8 @@ using Clock = std::chrono::steady_clock;
 
 // How often a waiting agent looks at the state again.
 constexpr Milliseconds kPoll{100};
-// How often a waiting agent says what it waits for.
+// How often a waiting agent says what it waits for (at most; a third of the
+// join timeout when that is shorter).
 constexpr Milliseconds kProgressEvery{5000};
 
 std::string seconds_text(Clock::duration d) {
@@ -262,7 +264,9 @@ Round Rendezvous::next_round(const std::function<bool()>& interrupted) {
   update([&](RendezvousState& s) { return remove_node(s, self_.id); });
   const auto started = Clock::now();
   const auto deadline = started + options_.rendezvous.join_timeout;
-  auto next_progress = started + kProgressEvery;
+  const Milliseconds progress_every =
+      std::min(kProgressEvery, options_.rendezvous.join_timeout / 3);
+  auto next_progress = started + progress_every;
   // The last call runs on our clock from when we first saw enough nodes in.
   bool last_call_running = false;
   Clock::time_point last_call_since{};
@@ -336,7 +340,7 @@ Round Rendezvous::next_round(const std::function<bool()>& interrupted) {
     }
     if (now >= next_progress) {
       log_.line(waiting_message(state, started));
-      next_progress = now + kProgressEvery;
+      next_progress = now + progress_every;
     }
     std::this_thread::sleep_for(kPoll);
   }

@@ -421,10 +421,16 @@ TEST_CASE("an endpoint nobody serves, or a round that never fills, ends with wha
   CHECK(run.seconds < 6);
 
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
-  run = ringlab::testing::run_ringlab("run --nnodes 2:2 --rdzv-endpoint 127.0.0.1:" +
-                                      std::to_string(port) + " --rdzv-conf join_timeout=1 -- true");
+  run = ringlab::testing::run_ringlab(
+      "run --nnodes 2:2 --rdzv-endpoint 127.0.0.1:" + std::to_string(port) +
+      " --rdzv-conf join_timeout=1.5 -- true");
   CHECK(run.status != 0);
-  CHECK(run.output.find("no round formed within 1 s (1 node(s) in: node 1 (") != std::string::npos);
+  // While it waits, it says for what (every third of the join timeout here).
+  CHECK(run.output.find("ringlab run [node 1]: round 0: waiting for nodes: 1 in (node 1 (") !=
+        std::string::npos);
+  CHECK(run.output.find("), at least 2 needed (0.5 s of 1.5 s)") != std::string::npos);
+  CHECK(run.output.find("no round formed within 1.5 s (1 node(s) in: node 1 (") !=
+        std::string::npos);
   CHECK(run.output.find("--nnodes asks for at least 2): start the other nodes with the same "
                         "command") != std::string::npos);
   CHECK(run.seconds < 8);
