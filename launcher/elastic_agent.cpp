@@ -76,6 +76,7 @@ class ElasticAgent {
   int end_job(const RoundEnd& end);
   int finish_closed(const std::string& reason);
   int finish_succeeded(const Round& round);
+  void announce_leaving();
   int finish_interrupted();
   int finish(int exit_code);
   void write_trace(const std::vector<std::string>& other_lanes);
@@ -163,6 +164,7 @@ ElasticAgent::RoundEnd ElasticAgent::run_round(const Round& round, const Endpoin
   RoundEnd end;
   std::optional<MembershipChange> change;
   bool failure_handled = false;
+  bool announced_leaving = false;
   std::string lost_store;
   auto next_check = Clock::now();
   while (!workers.finished()) {
@@ -171,6 +173,13 @@ ElasticAgent::RoundEnd ElasticAgent::run_round(const Round& round, const Endpoin
     if (!lost_store.empty()) continue;
     try {
       rendezvous_.keep_alive();
+      if (workers.interrupted_by() != 0 && !announced_leaving) {
+        // Tell the others before our workers stop (their peers would fail
+        // first and blame each other).
+        announced_leaving = true;
+        interrupted_by_ = workers.interrupted_by();
+        announce_leaving();
+      }
       // Which node's trouble came first is settled in the store at the first
       // sign of it here (a rank's error line comes before the rank exits).
       if (workers.trouble_seen() && end.first_node == 0)
@@ -186,6 +195,10 @@ ElasticAgent::RoundEnd ElasticAgent::run_round(const Round& round, const Endpoin
           const std::string last = rendezvous_.last_change();
           const std::string first = "node " + std::to_string(end.first_node);
           end.elsewhere = last.rfind(first + " (", 0) == 0 ? last : first + " failed first";
+        } else if (const auto departed = rendezvous_.departure(round)) {
+          // No failure elsewhere, but a node left the round (stopped by its
+          // user): ours follows from that.
+          end.elsewhere = *departed;
         }
         const std::string told =
             end.elsewhere.empty() ? why : "its workers failed after " + end.elsewhere;
@@ -387,11 +400,8 @@ int ElasticAgent::finish_succeeded(const Round& round) {
   return finish(0);
 }
 
-int ElasticAgent::finish_interrupted() {
+void ElasticAgent::announce_leaving() {
   const std::string why = "its agent was interrupted by signal " + std::to_string(interrupted_by_);
-  log_.line("interrupted by signal " + std::to_string(interrupted_by_) +
-            (rendezvous_.hosts_store() ? ": ending the job (this node hosts the store)"
-                                       : ": this node leaves the job"));
   try {
     if (rendezvous_.hosts_store())
       rendezvous_.close(describe(rendezvous_.self()) + ", which hosts the rendezvous store, " +
@@ -401,6 +411,13 @@ int ElasticAgent::finish_interrupted() {
   } catch (const CommError&) {
     // The store is gone already: nothing to tell.
   }
+}
+
+int ElasticAgent::finish_interrupted() {
+  log_.line("interrupted by signal " + std::to_string(interrupted_by_) +
+            (rendezvous_.hosts_store() ? ": ending the job (this node hosts the store)"
+                                       : ": this node leaves the job"));
+  announce_leaving();
   return finish(128 + interrupted_by_);
 }
 

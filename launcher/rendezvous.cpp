@@ -278,7 +278,11 @@ Round Rendezvous::next_round(const std::function<bool()>& interrupted) {
     }
     keep_alive();
     RendezvousState state = read_state();
-    if (!drop_lapsed_nodes(state).empty()) continue;
+    if (const std::string said = drop_lapsed_nodes(state); !said.empty()) {
+      log_.line(said + ": taken out of the rendezvous");
+      trace_.instant("node lost", {{"what", said}});
+      continue;
+    }
 
     const bool enough = !state.complete && is_participant(state, self_.id) &&
                         static_cast<int>(state.participants.size()) >= options_.min_nodes;
@@ -366,7 +370,8 @@ std::optional<Endpoint> Rendezvous::master_of(const Round& round, const std::str
     if (interrupted()) return std::nullopt;
     keep_alive();
     RendezvousState state = read_state();
-    drop_lapsed_nodes(state);
+    if (const std::string said = drop_lapsed_nodes(state); !said.empty())
+      log_.line(said + ": taken out of the rendezvous");
     if (state.closed || state.round != round.number || !is_participant(state, self_.id))
       return std::nullopt;
     if (Clock::now() >= deadline)
@@ -442,6 +447,17 @@ std::optional<std::string> Rendezvous::failure_of(long long round, int node, Mil
 }
 
 std::string Rendezvous::last_change() { return read_state().last_change; }
+
+std::optional<std::string> Rendezvous::departure(const Round& round) {
+  const RendezvousState state = read_state();
+  const bool someone_left =
+      state.round != round.number ||
+      std::any_of(round.nodes.begin(), round.nodes.end(), [&](const NodeDesc& node) {
+        return node.id != self_.id && !is_participant(state, node.id);
+      });
+  if (!someone_left || state.last_change.empty()) return std::nullopt;
+  return state.last_change;
+}
 
 void Rendezvous::set_outcome(const std::string& outcome) {
   store_->compare_set(key("outcome"), "", outcome);

@@ -121,6 +121,8 @@ class Rendezvous {
   std::optional<std::string> failure_of(long long round, int node, Milliseconds timeout);
   // Why the membership last changed ("node 2 (...) left: rank 3 exited ...").
   std::string last_change();
+  // When a node of the round has left it already: why (the last change).
+  std::optional<std::string> departure(const Round& round);
 
   // The job's outcome (a JSON text): the first one set stays.
   void set_outcome(const std::string& outcome);

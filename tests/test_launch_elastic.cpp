@@ -328,6 +328,40 @@ TEST_CASE("a frozen agent: the others see its heartbeat lapse and go on without 
   CHECK_MESSAGE(left.empty(), joined(left));
 }
 
+TEST_CASE("a node stopped by its user leaves; the others re-form at once and say why") {
+  TemporaryFolder dir;
+  const int port = ringlab::launch::pick_free_port("127.0.0.1");
+  const std::string command =
+      agent_command(dir.path, port, "1:3", "", "--steps 100000 --step-ms 100");
+  BackgroundProcess a(command, dir.path + "/a.out");
+  REQUIRE_MESSAGE(a.wait_for("step 1 rank 0 world 2 ", 30s), a.output());
+  BackgroundProcess b(command, dir.path + "/b.out");
+  REQUIRE_MESSAGE(b.wait_for(" world 4 sum 4", 30s), both(a, b));
+  b.signal(SIGTERM);
+  CHECK(b.wait_exit(20s) == 128 + 15);
+  // No heartbeat lapse needed: node B said it was leaving.
+  REQUIRE_MESSAGE(a.wait_for(
+                      [](const std::string& out) {
+                        const WorkerLines w(out);
+                        const std::vector<int> pids =
+                            w.with({{"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "2"}});
+                        return pids.size() == 2 && w.stepped(pids[0]) && w.stepped(pids[1]);
+                      },
+                      30s),
+                  both(a, b));
+  INFO(both(a, b));
+  CHECK(
+      b.output().find("ringlab run [node 2]: interrupted by signal 15: this node leaves the job") !=
+      std::string::npos);
+  CHECK(a.output().find("ringlab run [node 1]: restart 2 of 3: node 2 (") != std::string::npos);
+  CHECK(a.output().find("left: its agent was interrupted by signal 15") != std::string::npos);
+  CHECK(a.output().find("stopped sending heartbeats") == std::string::npos);
+  a.signal(SIGTERM);
+  CHECK(a.wait_exit(20s) == 128 + 15);
+  const std::vector<std::string> left = left_running(dir.path, 3s);
+  CHECK_MESSAGE(left.empty(), joined(left));
+}
+
 TEST_CASE("the node hosting the store dies: the others say so and stop their workers") {
   TemporaryFolder dir;
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
