@@ -69,3 +69,19 @@ TEST_CASE("the program starts after -- or at its name, and its own options stay 
   CHECK(run.status == 0);
   CHECK(run.output == "--nproc-per-node 5 -- y\n");
 }
+
+TEST_CASE("a number out of range says what is allowed, not the range of a double") {
+  for (const char* option :
+       {"--timeout-ms -1", "--stop-after-ms x", "--kill-after-ms 1.5",
+        "--time-limit-ms 99999999999", "--max-restarts -1", "--trace-limit 0"}) {
+    const ProgramRun run = run_ringlab(std::string("run ") + option + " -- true");
+    INFO(option);
+    INFO(run.output);
+    CHECK(run.status != 0);
+    CHECK(run.output.find("is not allowed: give a whole number of ") != std::string::npos);
+    CHECK(run.output.find("not in range") == std::string::npos);
+  }
+  const ProgramRun run = run_ringlab("run --max-restarts -1 -- true");
+  CHECK(run.output.find("--max-restarts: '-1' is not allowed: give a whole number of restarts, 0 "
+                        "or more (at most 2147483647)") != std::string::npos);
+}

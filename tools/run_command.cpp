@@ -24,6 +24,8 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -122,6 +124,23 @@ std::string unknown_option_message(const CLI::App& sub, const std::string& argum
   return "ringlab run: unknown option '" + name + "'" +
          (closest.empty() ? "" : " (did you mean " + closest + "?)") +
          "; its options go before the program, and everything after -- is the program's";
+}
+
+// A whole number from minimum to INT_MAX, said so when it is not (CLI11's own
+// range checks print the largest double in full).
+CLI::Validator whole_number(long long minimum, const std::string& unit) {
+  const std::string allowed = "a whole number of " + unit + ", " + std::to_string(minimum) +
+                              " or more (at most " + std::to_string(INT_MAX) + ")";
+  return CLI::Validator(
+      [allowed, minimum](std::string& text) -> std::string {
+        long long value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || value < minimum ||
+            value > INT_MAX)
+          return "'" + text + "' is not allowed: give " + allowed;
+        return "";
+      },
+      "INT>=" + std::to_string(minimum));
 }
 
 // A parse error (main prints it with "Run with --help for more information").
@@ -278,7 +297,7 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--max-restarts,--max_restarts", cmd->max_restarts,
                   "restarts of the worker group before the job fails (any restart counts: a "
                   "failure, a node joining or leaving)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, "restarts"));
   sub->add_option("--rdzv-id,--rdzv_id", cmd->rdzv_id, "the job's id, the same on every node")
       ->capture_default_str();
   sub->add_option("--rdzv-backend,--rdzv_backend", cmd->rdzv_backend,
@@ -306,17 +325,17 @@ void add_run_command(CLI::App& app) {
                 "accepted for torchrun's sake: the program is run as it is");
   sub->add_option("--timeout-ms", cmd->timeout_ms,
                   "limit of every wait in the ranks (sets RINGLAB_TIMEOUT_MS)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, "milliseconds"));
   sub->add_option("--stop-after-ms", cmd->stop_after_ms,
                   "after a rank fails, time the others get to exit by themselves before SIGTERM")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, "milliseconds"))
       ->capture_default_str();
   sub->add_option("--kill-after-ms", cmd->kill_after_ms, "time between SIGTERM and SIGKILL")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, "milliseconds"))
       ->capture_default_str();
   sub->add_option("--time-limit-ms", cmd->time_limit_ms,
                   "stop every rank once the job has run this long (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, "milliseconds"));
   sub->add_flag("--tee-prefix", o.tee_prefix, "start every output line with [rank r]");
   sub->add_option("--trace", cmd->trace.output,
                   "write a Chrome trace JSON (Perfetto, chrome://tracing): static, of the ranks "
@@ -324,7 +343,7 @@ void add_run_command(CLI::App& app) {
                   "(a lane per agent)");
   sub->add_option("--trace-limit", cmd->trace.max_events,
                   "single events in the trace, shared by the ranks; the rest are aggregated")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, "events"))
       ->capture_default_str();
   sub->footer(
       "Each rank gets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
