@@ -240,9 +240,13 @@ void spawn_ranks(int world, int call) {
   } else {
     result = launch::launch(options);
   }
-  if (result.exit_code != 0)
+  if (result.exit_code != 0) {
+    // "Its error is above" only when the rank blamed wrote one.
+    const bool said_why = result.first_failure && !result.first_failure->error.empty();
     throw std::runtime_error("tcp backend: " + result.message +
-                             " (its error is above; run with --backend inproc to compare)");
+                             (said_why ? " (its error is above; " : " (it printed no error; ") +
+                             "run with --backend inproc to compare)");
+  }
 }
 
 }  // namespace

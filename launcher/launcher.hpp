@@ -2,15 +2,19 @@
 // ranks of one node as child processes, like torchrun's static mode or
 // torch.multiprocessing.spawn.
 //
-// Each child gets the torchrun variables (MASTER_ADDR, MASTER_PORT, RANK,
-// WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK). Its stdout and stderr
-// come back through pipes and are written out line by line, one write per
-// line, so lines of different ranks never mix. When one rank exits non-zero or
-// is killed by a signal, the others get a moment to notice and report it
-// themselves (their peer is gone; every wait has a timeout), then SIGTERM,
-// then SIGKILL: nothing is left running.
+// Each child gets the variables torchrun gives (MASTER_ADDR, MASTER_PORT,
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
+// GROUP_WORLD_SIZE, ROLE_RANK, ROLE_NAME, ROLE_WORLD_SIZE,
+// TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID,
+// TORCHELASTIC_ERROR_FILE). Its stdout and stderr come back through pipes and
+// are written out line by line, one write per line, so lines of different
+// ranks never mix (and, with a log folder, into a file per rank and stream). When one rank exits
+// non-zero or is killed by a signal, the others get a moment to notice and report it themselves
+// (their peer is gone; every wait has a timeout), then SIGTERM, then SIGKILL: nothing is left
+// running.
 //
-// It knows nothing of what the ranks run: a traced launch
+// launch() is a Supervisor (supervisor.hpp: start, poll, reap, escalate) run
+// to its end. It knows nothing of what the ranks run: a traced launch
 // (backends/traced_launch.hpp) passes its variables in extra_environment and
 // merges the ranks' files afterwards.
 #pragma once
@@ -26,6 +30,15 @@
 namespace ringlab::launch {
 
 using Milliseconds = std::chrono::milliseconds;
+
+// Which of a rank's streams an option applies to, torchrun's way: "3" (both,
+// every rank) or "0:1,1:2" (stdout of local rank 0, stderr of local rank 1).
+struct StdStreams {
+  static constexpr int kStdout = 1, kStderr = 2;
+  int all = 0;                                // for every local rank
+  std::vector<std::pair<int, int>> per_rank;  // (local rank, streams)
+  int of(int local_rank) const;
+};
 
 struct LaunchOptions {
   int nproc_per_node = 1;
@@ -51,16 +64,55 @@ struct LaunchOptions {
   int stderr_fd = 2;
   // Prefix of the launcher's own messages.
   std::string name = "ringlab run";
+  // Where each rank's error file goes (TORCHELASTIC_ERROR_FILE is
+  // <folder>/<local rank>/error.json); empty: a temporary folder, removed
+  // when the ranks are done.
+  std::string error_file_folder;
+  // The kernel's count of out-of-memory kills ("oom_kill N" lines); tests
+  // point it elsewhere.
+  std::string oom_kill_counter = "/proc/vmstat";
+  // A folder for the ranks' output: <folder>/<local rank>/stdout.log and
+  // stderr.log get every line (without --tee-prefix); empty: no files.
+  std::string log_folder;
+  // The streams that go to the files only, not also to stdout_fd/stderr_fd.
+  StdStreams redirects;
+  // What the ranks learn of the job they are part of (torchrun's variables).
+  std::string run_id = "none";
+  int restart_count = 0;
+  int max_restarts = 0;
+};
+
+// For a rank killed by SIGKILL that we did not send: whether the kernel's
+// out-of-memory killer was at work meanwhile (its count of kills, oom_kill in
+// /proc/vmstat, went up between the start of the job and the rank's death).
+enum class OomEvidence {
+  NotChecked,  // not a SIGKILL of someone else's
+  Unknown,     // the count could not be read
+  Yes,         // the count went up
+  No,          // the count stayed the same: someone else sent the SIGKILL
 };
 
 // How one rank ended.
 struct RankExit {
-  int rank = -1;          // global rank
-  int exit_status = 0;    // when it exited
-  int signal_number = 0;  // when a signal killed it (0: it exited)
+  int rank = -1;               // global rank
+  int exit_status = 0;         // when it exited
+  int signal_number = 0;       // when a signal killed it (0: it exited)
   bool stopped_by_us = false;  // we sent the signal that ended it
+  int pid = 0;
+  // What it said about its failure: the message in its error file
+  // (TORCHELASTIC_ERROR_FILE), else the first line of its stderr that names
+  // it ("rank 2: ..."), else its last line on stderr. Empty: it wrote nothing
+  // to stderr.
+  std::string error;
+  bool wrote_output = false;  // anything at all, on stdout or stderr
+  // Stopped by this signal (SIGSTOP, SIGTSTP, ...) and not resumed when the
+  // job began stopping: a frozen rank. 0: it was not.
+  int frozen_by = 0;
+  OomEvidence oom = OomEvidence::NotChecked;
   bool failed() const { return signal_number != 0 || exit_status != 0; }
-  // "exited with status 1", "was killed by signal 9 (Killed)"
+  // "exited with status 1", "was killed by signal 9 (Killed)", "was killed by
+  // the kernel's out-of-memory killer (signal 9)", "was frozen by signal 19
+  // (Stopped (signal)) and did not resume".
   std::string describe() const;
 };
 
@@ -68,9 +120,8 @@ struct LaunchResult {
   // 0 when every rank exited 0; else the failed rank's status, or 128 + the
   // signal that killed it (as a shell reports it).
   int exit_code = 0;
-  // The failure that started it: the first rank to fail by itself, or a rank
-  // killed by a signal reaped up to 0.5 s after it (its peers fail the moment
-  // it dies, and one of them may be reaped first).
+  // The rank the failure is blamed on (launcher/blame.hpp says how it is
+  // chosen: by time and cause, not by who exited first).
   std::optional<RankExit> first_failure;
   std::vector<RankExit> ranks;  // by local rank
   // One line for the user ("rank 2 exited with status 1; stopped the other 3
@@ -91,9 +142,13 @@ int pick_free_port(const std::string& address);
 // options and std::runtime_error when a rank cannot be started.
 LaunchResult launch(const LaunchOptions& options);
 
+// A fresh folder for one run's logs in log_dir, "<run_id>_XXXXXX" (torchrun
+// makes the same); log_dir empty: in $TMPDIR. Throws std::runtime_error
+// naming the folder.
+std::string make_log_root(const std::string& log_dir, const std::string& run_id);
+
 // The variables the launcher sets (name, value) for one local rank.
 std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOptions& options,
-                                                                  int master_port,
-                                                                  int local_rank);
+                                                                  int master_port, int local_rank);
 
 }  // namespace ringlab::launch

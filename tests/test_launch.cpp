@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -45,11 +47,13 @@ Captured run(LaunchOptions options) {
   REQUIRE(err);
   options.stdout_fd = fileno(out);
   options.stderr_fd = fileno(err);
-  if (options.deadline.count() == 0) options.deadline = 60s;  // a broken launcher must not hang the test
+  if (options.deadline.count() == 0)
+    options.deadline = 60s;  // a broken launcher must not hang the test
   Captured captured;
   const auto start = std::chrono::steady_clock::now();
   captured.result = ringlab::launch::launch(options);
-  captured.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  captured.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   captured.out = read_all(out);
   captured.err = read_all(err);
   std::fclose(out);
@@ -80,9 +84,10 @@ std::multiset<std::string> line_set(const std::string& text) {
 
 TEST_CASE("every rank gets the torchrun variables of its place in the job") {
   // Node 1 of 2 with 3 ranks per node: global ranks 3, 4, 5 of 6.
-  LaunchOptions options = shell(
-      3, "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $GROUP_WORLD_SIZE "
-         "$MASTER_ADDR $MASTER_PORT $RINGLAB_TIMEOUT_MS $EXTRA");
+  LaunchOptions options =
+      shell(3,
+            "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $GROUP_WORLD_SIZE "
+            "$MASTER_ADDR $MASTER_PORT $RINGLAB_TIMEOUT_MS $EXTRA");
   options.nnodes = 2;
   options.node_rank = 1;
   options.master_addr = "192.0.2.7";
@@ -98,6 +103,16 @@ TEST_CASE("every rank gets the torchrun variables of its place in the job") {
     expected.insert(std::to_string(3 + local) + " 6 " + std::to_string(local) +
                     " 3 1 2 192.0.2.7 29611 1234 x");
   CHECK(lines == expected);
+}
+
+TEST_CASE("a rank inherits no descriptor of the launcher's but stdin, stdout and stderr") {
+  // Inheritable (no O_CLOEXEC), like a socket a library opened without it.
+  const int leaked = ::open("/dev/null", O_RDONLY);
+  REQUIRE(leaked > 2);
+  const Captured c = run(shell(1, "ls /proc/$$/fd"));
+  ::close(leaked);
+  CHECK(c.result.exit_code == 0);
+  CHECK(c.out == "0\n1\n2\n");
 }
 
 TEST_CASE("a single node picks a free port on the master address") {
@@ -128,10 +143,10 @@ TEST_CASE("lines of different ranks never mix, even when a rank writes a line in
   // write each) with a pause between them, so passing the bytes through as
   // they come would mix them.
   const std::string pause = "j=0; while [ $j -lt 300 ]; do j=$((j+1)); done; ";
-  const Captured c = run(shell(
-      4, "i=0; while [ $i -lt 300 ]; do printf 'rank %s ' $RANK; " + pause +
-             "printf 'line %s ' $i; " + pause +
-             "printf 'end\\n'; printf 'err %s %s\\n' $RANK $i >&2; i=$((i+1)); done"));
+  const Captured c =
+      run(shell(4, "i=0; while [ $i -lt 300 ]; do printf 'rank %s ' $RANK; " + pause +
+                       "printf 'line %s ' $i; " + pause +
+                       "printf 'end\\n'; printf 'err %s %s\\n' $RANK $i >&2; i=$((i+1)); done"));
   REQUIRE(c.result.exit_code == 0);
   std::map<int, int> next_line;  // per rank, in order
   for (const std::string& line : lines_of(c.out)) {
@@ -182,16 +197,117 @@ TEST_CASE("a rank killed by a signal is reported with the signal, the shell's wa
   CHECK(c.seconds < 5);
 }
 
+// A folder for a test's files, removed with them.
+struct TemporaryFolder {
+  std::string path;
+  TemporaryFolder() {
+    char name[] = "/tmp/ringlab-launch-XXXXXX";
+    REQUIRE(::mkdtemp(name));
+    path = name;
+  }
+  ~TemporaryFolder() { std::filesystem::remove_all(path); }
+};
+
+TEST_CASE("a SIGKILL while the kernel's count of OOM kills went up is reported as out of memory") {
+  TemporaryFolder folder;
+  const std::string counter = folder.path + "/vmstat";
+  { std::ofstream(counter) << "nr_free_pages 1\noom_kill 5\npgfault 7\n"; }
+  // Rank 1 plays the kernel: the count goes up, then SIGKILL.
+  LaunchOptions options = shell(3, "if [ $RANK = 1 ]; then printf 'oom_kill 6\\n' > " + counter +
+                                       "; kill -9 $$; fi; sleep 30");
+  options.stop_after = 100ms;
+  options.oom_kill_counter = counter;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 128 + 9);
+  REQUIRE(c.result.first_failure);
+  CHECK(c.result.first_failure->oom == ringlab::launch::OomEvidence::Yes);
+  CHECK(c.result.message ==
+        "rank 1 was killed by the kernel's out-of-memory killer (signal 9, SIGKILL; the kernel's "
+        "count of OOM kills went up meanwhile); stopped the other 2 ranks");
+}
+
+TEST_CASE(
+    "a silent SIGKILL with no count to read is likely out of memory; one after an error is not") {
+  LaunchOptions options = shell(2, "if [ $RANK = 1 ]; then kill -9 $$; fi; sleep 30");
+  options.stop_after = 100ms;
+  options.oom_kill_counter = "/nonexistent/vmstat";
+  Captured c = run(options);
+  CHECK(c.result.message ==
+        "rank 1 was killed by signal 9 (Killed) and printed no error: likely out of memory (the "
+        "kernel's OOM killer sends SIGKILL; dmesg says whether it did); stopped the other 1 rank");
+
+  // It said something first: no guess, just the signal.
+  options.program.back() =
+      "if [ $RANK = 1 ]; then echo 'rank 1: giving up' >&2; kill -9 $$; fi; sleep 30";
+  c = run(options);
+  CHECK(c.result.message == "rank 1 was killed by signal 9 (Killed); stopped the other 1 rank");
+  REQUIRE(c.result.first_failure);
+  CHECK(c.result.first_failure->error == "rank 1: giving up");
+
+  // Another signal is that signal.
+  options.program.back() = "if [ $RANK = 0 ]; then kill -SEGV $$; fi; sleep 30";
+  c = run(options);
+  CHECK(c.result.exit_code == 128 + 11);
+  CHECK(c.result.message ==
+        "rank 0 was killed by signal 11 (Segmentation fault); stopped the other 1 rank");
+}
+
+TEST_CASE("the rank that reported its error first is blamed, not the first to exit") {
+  // Rank 0 reports at once but takes 0.6 s to exit (cleaning up); rank 1
+  // fails later, silently, and exits first.
+  LaunchOptions options =
+      shell(2,
+            "if [ $RANK = 0 ]; then echo 'rank 0: bad input' >&2; sleep 0.6; exit 4; fi; "
+            "sleep 0.3; exit 5");
+  options.stop_after = 2s;
+  Captured c = run(options);
+  CHECK(c.result.exit_code == 4);
+  CHECK(c.result.message == "rank 0 exited with status 4; rank 1 failed after it");
+
+  // The same through the error file (TORCHELASTIC_ERROR_FILE, torch's format).
+  options.program.back() =
+      "if [ $RANK = 0 ]; then printf '{\"message\": {\"message\": \"RuntimeError: bad input\", "
+      "\"extraInfo\": {\"timestamp\": \"0\"}}}' > \"$TORCHELASTIC_ERROR_FILE\"; sleep 0.6; "
+      "exit 4; fi; sleep 0.3; exit 5";
+  c = run(options);
+  CHECK(c.result.exit_code == 4);
+  REQUIRE(c.result.first_failure);
+  CHECK(c.result.first_failure->rank == 0);
+  CHECK(c.result.first_failure->error == "RuntimeError: bad input");
+  CHECK(c.result.message == "rank 0 exited with status 4; rank 1 failed after it");
+}
+
+TEST_CASE("a rank frozen by SIGSTOP is blamed, and stopping it still works") {
+  // Rank 2 freezes; the others notice a while later and fail.
+  LaunchOptions options =
+      shell(3,
+            "if [ $RANK = 2 ]; then kill -STOP $$; fi; sleep 0.4; "
+            "echo \"rank $RANK: timed out waiting for rank $(( (RANK + 1) % 3 ))\" >&2; exit 1");
+  options.stop_after = 100ms;
+  options.kill_after = 2s;
+  const Captured c = run(options);
+  CHECK(c.result.exit_code == 1);
+  CHECK(c.result.message ==
+        "rank 2 was frozen by signal 19 (Stopped (signal)) and did not resume; ranks 0, 1 failed "
+        "after it");
+  // SIGTERM reached it (with SIGCONT), well before SIGKILL was due.
+  REQUIRE(c.result.ranks.size() == 3);
+  CHECK(c.result.ranks[2].signal_number == 15);
+  CHECK(c.seconds < 1.8);
+}
+
 TEST_CASE("the others get their moment to fail on their own before SIGTERM") {
   // Rank 0 fails; rank 1 notices (here: a file appears) and fails too, a
   // moment later (so that rank 0 is the first failure).
   char dir_template[] = "/tmp/ringlab-launch-XXXXXX";
   REQUIRE(::mkdtemp(dir_template));
   const std::string flag = std::string(dir_template) + "/failed";
-  LaunchOptions options = shell(
-      2, "if [ $RANK = 0 ]; then touch " + flag + "; exit 1; fi; "
-         "i=0; while [ ! -e " + flag + " ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; "
-         "sleep 0.3; echo 'rank 1: peer rank 0 is gone' >&2; exit 1");
+  LaunchOptions options = shell(2, "if [ $RANK = 0 ]; then touch " + flag +
+                                       "; exit 1; fi; "
+                                       "i=0; while [ ! -e " +
+                                       flag +
+                                       " ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; "
+                                       "sleep 0.3; echo 'rank 1: peer rank 0 is gone' >&2; exit 1");
   options.stop_after = 10s;
   const Captured c = run(options);
   CHECK(c.result.exit_code == 1);
@@ -207,9 +323,11 @@ TEST_CASE("a rank that ignores SIGTERM gets SIGKILL") {
   char dir_template[] = "/tmp/ringlab-launch-XXXXXX";
   REQUIRE(::mkdtemp(dir_template));
   const std::string ready = std::string(dir_template) + "/ready";
-  LaunchOptions options = shell(
-      2, "if [ $RANK = 0 ]; then i=0; while [ ! -e " + ready + " ] && [ $i -lt 200 ]; do "
-         "sleep 0.02; i=$((i+1)); done; exit 5; fi; trap '' TERM; touch " + ready + "; sleep 30");
+  LaunchOptions options =
+      shell(2, "if [ $RANK = 0 ]; then i=0; while [ ! -e " + ready +
+                   " ] && [ $i -lt 200 ]; do "
+                   "sleep 0.02; i=$((i+1)); done; exit 5; fi; trap '' TERM; touch " +
+                   ready + "; sleep 30");
   options.stop_after = 0ms;
   options.kill_after = 300ms;
   const Captured c = run(options);

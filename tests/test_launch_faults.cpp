@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "run_program.hpp"
 #include "launcher/launcher.hpp"
+#include "run_program.hpp"
 
 namespace {
 
@@ -78,7 +78,8 @@ TEST_CASE("the fault rank passes when nobody fails (so its failures below mean s
   INFO(run.output);
   CHECK(run.status == 0);
   for (int r = 0; r < 4; ++r)
-    CHECK(run.output.find("rank " + std::to_string(r) + ": 3 all_reduce ok\n") != std::string::npos);
+    CHECK(run.output.find("rank " + std::to_string(r) + ": 3 all_reduce ok\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("a rank killed in the middle of an all_reduce: every other rank fails, tracing it") {
@@ -122,22 +123,45 @@ TEST_CASE("a rank killed in the middle of an all_reduce: every other rank names 
   }
 }
 
-TEST_CASE("a stalled rank: the others time out, and the launcher stops it") {
-  const Run run = run_shell(ringlab_run(3, "--timeout-ms 2000 --stop-after-ms 500 --kill-after-ms 1000",
-                                        "--iterations 4 --elements 1000 --stall-rank 1 --stall-at 2"));
+TEST_CASE("a stalled rank: the others time out, and the launcher blames the rank they waited for") {
+  const Run run =
+      run_shell(ringlab_run(3, "--timeout-ms 2000 --stop-after-ms 500 --kill-after-ms 1000",
+                            "--iterations 4 --elements 1000 --stall-rank 1 --stall-at 2"));
   INFO(run.output);
+  // A survivor failed first (its status is the job's); the stalled rank 1
+  // said nothing and was stopped by the launcher, but it is the one to blame.
   CHECK(run.status == 1);
-  // A survivor failed first; the stalled rank 1 was stopped by the launcher.
-  const bool survivor_failed_first =
-      run.output.find("ringlab run: rank 0 exited with status 1") != std::string::npos ||
-      run.output.find("ringlab run: rank 2 exited with status 1") != std::string::npos;
-  CHECK(survivor_failed_first);
-  CHECK(run.output.find("stopped rank 1") != std::string::npos);
+  CHECK(run.output.find("ringlab run: rank 1 did not respond (rank ") != std::string::npos);
+  CHECK(run.output.find(" timed out waiting for it) and was stopped; ") != std::string::npos);
   // Whoever waited on rank 1 says so.
   const bool named_rank_1 = error_line_of(run.output, 0).find("rank 1") != std::string::npos ||
-                           error_line_of(run.output, 2).find("rank 1") != std::string::npos;
+                            error_line_of(run.output, 2).find("rank 1") != std::string::npos;
   CHECK(named_rank_1);
   CHECK(run.seconds < 8);
+}
+
+// A frozen rank (SIGSTOP) says nothing and is caught only by the others'
+// timeouts, whose errors may name another rank (one waiting on the frozen
+// one); the launcher saw it stop and names it, wherever it froze.
+TEST_CASE("a rank frozen with SIGSTOP is the one named, in all_reduce and in the rendezvous") {
+  const std::string launcher = "--timeout-ms 1000 --stop-after-ms 300 --kill-after-ms 1000";
+  struct Case {
+    int rank, at;  // at -1: before the process group exists
+  };
+  for (const Case c : {Case{0, 1}, Case{1, 1}, Case{2, 1}, Case{3, 1}, Case{0, -1}, Case{2, -1}}) {
+    CAPTURE(c.rank);
+    CAPTURE(c.at);
+    const Run run =
+        run_shell(ringlab_run(4, launcher,
+                              "--iterations 3 --elements 1000 --freeze-rank " +
+                                  std::to_string(c.rank) + " --freeze-at " + std::to_string(c.at)));
+    INFO(run.output);
+    CHECK(run.status == 1);
+    CHECK(run.output.find("ringlab run: rank " + std::to_string(c.rank) +
+                          " was frozen by signal 19 (Stopped (signal)) and did not resume; ") !=
+          std::string::npos);
+    CHECK(run.seconds < 6);
+  }
 }
 
 TEST_CASE("a wrong environment is named, with what to set") {

@@ -1,0 +1,87 @@
+// The command line of `ringlab run`: torchrun's spellings, where the program
+// starts, and errors that name the option that is wrong (not the program's
+// own arguments).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "run_program.hpp"
+
+namespace {
+
+using ringlab::testing::ProgramRun;
+using ringlab::testing::run_ringlab;
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (std::size_t at = 0; (at = text.find(part, at)) != std::string::npos; at += part.size())
+    ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("an unknown option is named as the unknown option, not as the program's arguments") {
+  const ProgramRun run = run_ringlab("run --bogus-flag 3 --nproc-per-node 2 -- echo hi");
+  INFO(run.output);
+  CHECK(run.status != 0);
+  CHECK(run.output.find("ringlab run: unknown option '--bogus-flag'") != std::string::npos);
+  CHECK(run.output.find("not expected") == std::string::npos);
+  CHECK(run.output.find("hi echo") == std::string::npos);
+  CHECK(run.output.find("hi\n") == std::string::npos);  // nothing ran
+}
+
+TEST_CASE("a misspelt option gets the closest real one suggested, value and all") {
+  ProgramRun run = run_ringlab("run --nproc_per_nod=4 -- echo hi");
+  INFO(run.output);
+  CHECK(run.status != 0);
+  CHECK(run.output.find("unknown option '--nproc_per_nod' (did you mean --nproc_per_node?)") !=
+        std::string::npos);
+  CHECK(run.output.find("-- --nproc_per_nod") == std::string::npos);
+
+  run = run_ringlab("run --nproc-per-nod 2 -- echo hi");
+  CHECK(run.output.find("unknown option '--nproc-per-nod' (did you mean --nproc-per-node?)") !=
+        std::string::npos);
+  // Nothing close: no suggestion.
+  run = run_ringlab("run -x -- echo hi");
+  CHECK(run.output.find("unknown option '-x';") != std::string::npos);
+}
+
+TEST_CASE("torchrun's underscore spellings are the same options") {
+  const ProgramRun run =
+      run_ringlab("run --nproc_per_node=3 -- sh -c 'echo rank $RANK of $WORLD_SIZE'");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  for (int rank = 0; rank < 3; ++rank)
+    CHECK(count_of(run.output, "rank " + std::to_string(rank) + " of 3\n") == 1);
+}
+
+TEST_CASE("the program starts after -- or at its name, and its own options stay its own") {
+  // torchrun's way: no --, the program's name ends ringlab run's options.
+  ProgramRun run =
+      run_ringlab("run --nproc-per-node 2 sh -c 'echo $RANK \"$@\"' x --nproc-per-node 5");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(count_of(run.output, "0 --nproc-per-node 5\n") == 1);
+  CHECK(count_of(run.output, "1 --nproc-per-node 5\n") == 1);
+  // After --, an option of ringlab run's is the program's too.
+  run = run_ringlab("run --nproc-per-node 1 -- sh -c 'echo \"$@\"' x --nproc-per-node 5 -- y");
+  CHECK(run.status == 0);
+  CHECK(run.output == "--nproc-per-node 5 -- y\n");
+}
+
+TEST_CASE("a number out of range says what is allowed, not the range of a double") {
+  for (const char* option :
+       {"--timeout-ms -1", "--stop-after-ms x", "--kill-after-ms 1.5",
+        "--time-limit-ms 99999999999", "--max-restarts -1", "--trace-limit 0"}) {
+    const ProgramRun run = run_ringlab(std::string("run ") + option + " -- true");
+    INFO(option);
+    INFO(run.output);
+    CHECK(run.status != 0);
+    CHECK(run.output.find("is not allowed: give a whole number of ") != std::string::npos);
+    CHECK(run.output.find("not in range") == std::string::npos);
+  }
+  const ProgramRun run = run_ringlab("run --max-restarts -1 -- true");
+  CHECK(run.output.find("--max-restarts: '-1' is not allowed: give a whole number of restarts, 0 "
+                        "or more (at most 2147483647)") != std::string::npos);
+}
