@@ -273,7 +273,10 @@ std::string message_clause(const sim::Run& run, const sim::Message& m) {
       run.regions[static_cast<std::size_t>(m.to.region)].kind == sim::RegionKind::Scratch)
     return clause + ", which receives it into its " +
            run.regions[static_cast<std::size_t>(m.to.region)].name;
-  return clause + ", which stores it as its " + where(run, m.to);
+  const std::string landing = where(run, m.to);
+  if (landing.rfind("all of ", 0) == 0)
+    return clause + ", which stores it in its " + landing.substr(7);
+  return clause + ", which stores it as its " + landing;
 }
 
 // What the communication lane does in record step k.
