@@ -76,9 +76,11 @@ void draw_settings(const GuiState& state, std::vector<Command>& commands) {
     commands.push_back(SetRanks{ranks});
   int elements = settings.elements;
   ImGui::SetNextItemWidth(width);
-  if (ImGui::InputInt(settings.primitive == kParameterServer ? "keys/server" : "elements",
-                      &elements) &&
-      elements != settings.elements)
+  const char* elements_label = settings.primitive == kParameterServer ? "keys/server"
+                               : settings.primitive == kDdpStep       ? "bucket cap"
+                               : settings.primitive == kHorovodStep   ? "threshold"
+                                                                      : "elements";
+  if (ImGui::InputInt(elements_label, &elements) && elements != settings.elements)
     commands.push_back(SetElements{std::clamp(elements, 1, kMaxElements)});
   if (is_reducing(settings.primitive)) {
     ImGui::SetNextItemWidth(width);
@@ -171,13 +173,28 @@ void draw_side(const GuiState& state, const FrameView& view, std::vector<Command
   if (cost.has_step) {
     ImGui::Text("this step:   %s", seconds_text(cost.step_seconds).c_str());
     ImGui::Text("so far:      %s", seconds_text(cost.elapsed_seconds).c_str());
+  } else if (view.training) {
+    // A compute step: the communication so far stays on the clock.
+    ImGui::Text("this step:   (no messages)");
+    if (cost.elapsed_seconds > 0)
+      ImGui::Text("so far:      %s", seconds_text(cost.elapsed_seconds).c_str());
   } else {
     ImGui::Text("this step:   (nothing sent yet)");
   }
   ImGui::Text("total:       %s", seconds_text(cost.total_seconds).c_str());
   if (!cost.bottleneck.empty()) ImGui::TextWrapped("bottleneck: %s", cost.bottleneck.c_str());
-  ImGui::Text("size %zu B   algbw %.4f GB/s", cost.size_bytes, cost.algbw_GBps);
-  ImGui::Text("busbw %.4f GB/s", cost.busbw_GBps);
+  if (view.training) {
+    // The real lesson of bucketing: how much of the communication the
+    // backward pass hides.
+    ImGui::Separator();
+    ImGui::PushFont(fonts.heading);
+    ImGui::TextUnformatted("Hidden behind backward");
+    ImGui::PopFont();
+    for (const std::string& line : view.overlap_lines) ImGui::TextWrapped("%s", line.c_str());
+  } else {
+    ImGui::Text("size %zu B   algbw %.4f GB/s", cost.size_bytes, cost.algbw_GBps);
+    ImGui::Text("busbw %.4f GB/s", cost.busbw_GBps);
+  }
   // What changes from step to step comes before what does not (the legend):
   // the side panel scrolls when the window is short.
   ImGui::Separator();
@@ -213,7 +230,10 @@ void draw_side(const GuiState& state, const FrameView& view, std::vector<Command
   ImGui::PushFont(fonts.heading);
   ImGui::TextUnformatted("Legend");
   ImGui::PopFont();
-  ImGui::TextWrapped("Each cell is striped with the colors of the ranks whose inputs it contains:");
+  ImGui::TextWrapped(view.training ? "Each cell is striped with the colors of the ranks whose "
+                                     "batches it was computed from:"
+                                   : "Each cell is striped with the colors of the ranks whose "
+                                     "inputs it contains:");
   // As many entries to a line as fit.
   const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
@@ -229,7 +249,8 @@ void draw_side(const GuiState& state, const FrameView& view, std::vector<Command
     ImGui::TextUnformatted(entry.c_str());
   }
   swatch(kColors.missing);
-  ImGui::TextUnformatted("no input yet (empty / scratch)");
+  ImGui::TextUnformatted(view.training ? "no batch in it (parameters, empty slots)"
+                                       : "no input yet (empty / scratch)");
   ImGui::TextWrapped(
       "Arrows: this step's messages, labelled with the chunk and whose inputs it "
       "carries; \"+\": the receiver reduces it into its own.");

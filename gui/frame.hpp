@@ -72,6 +72,11 @@ struct FrameView {
   std::vector<std::string> message_lines;  // one per message
   CostView cost;
   std::string values_note;   // set when the simulator recorded no values
+  // A training step (training_walk.hpp): cells hold values computed from the
+  // ranks' batches, and the side panel says how much communication hides
+  // behind backward.
+  bool training = false;
+  std::vector<std::string> overlap_lines;
 };
 
 FrameView build_frame(const GuiState& state);
@@ -84,6 +89,11 @@ std::string frame_sentence(const Recording& recording, const FrameRef& frame);
 // Names a message's range the way the walkthrough speaks of it: "chunk 1",
 // "block 2", "all of buf", "elements [2, 5) of scratch#1".
 std::string location_label(const sim::Run& run, const sim::Location& location);
+// What a receiver does with a message it reduces: "adds it to its own".
+std::string op_verb(ReduceOp op);
+// The phase a step of a run belongs to, named after what its messages do:
+// "reduce-scatter", "all-gather", "push: servers apply the updates".
+std::string phase_name(const sim::Run& run, sim::Step step);
 // Whose inputs a set holds, named as the frame names ranks: "r0+r3" for
 // plain ranks, "server 1 + workers 0, 2" where ranks have roles.
 std::string provenance_text(const sim::Run& run, const sim::RankSet& set);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "gui/frame.hpp"
+#include "gui/training_walk.hpp"
 #include "primitives/comm.hpp"
 
 namespace ringlab::gui {
@@ -148,20 +149,6 @@ std::string chunk_words(std::span<const Chunk> chunks, std::size_t offset, std::
   return {};
 }
 
-std::string op_verb(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::SUM:
-    case ReduceOp::AVG: return "adds it to its own";
-    case ReduceOp::PRODUCT: return "multiplies its own by it";
-    case ReduceOp::MIN: return "keeps the smaller of it and its own";
-    case ReduceOp::MAX: return "keeps the larger of it and its own";
-    case ReduceOp::BAND: return "ANDs it into its own";
-    case ReduceOp::BOR: return "ORs it into its own";
-    case ReduceOp::BXOR: return "XORs it into its own";
-  }
-  return "reduces it into its own";
-}
-
 // Provenance of what a message carried ("r0+r3").
 std::string payload_text(const sim::Run& run, const sim::Message& message) {
   sim::RankSet all;
@@ -196,6 +183,29 @@ std::string message_clause(const sim::Run& run, const sim::Message& message) {
   return clause;
 }
 
+}  // namespace
+
+std::string op_verb(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::SUM:
+    case ReduceOp::AVG:
+      return "adds it to its own";
+    case ReduceOp::PRODUCT:
+      return "multiplies its own by it";
+    case ReduceOp::MIN:
+      return "keeps the smaller of it and its own";
+    case ReduceOp::MAX:
+      return "keeps the larger of it and its own";
+    case ReduceOp::BAND:
+      return "ANDs it into its own";
+    case ReduceOp::BOR:
+      return "ORs it into its own";
+    case ReduceOp::BXOR:
+      return "XORs it into its own";
+  }
+  return "reduces it into its own";
+}
+
 // The phase a step belongs to, named after what its messages do.
 std::string phase_name(const sim::Run& run, sim::Step step) {
   bool reduces = false;
@@ -204,7 +214,8 @@ std::string phase_name(const sim::Run& run, sim::Step step) {
     reduces = reduces || w.kind == sim::WriteKind::Reduce;
   const std::string& op = run.operation;
   const std::string& algorithm = run.algorithm;
-  if (op == "all_reduce") {
+  // A training step's record is a sequence of all_reduces.
+  if (op == "all_reduce" || op == "ddp_step" || op == "horovod_step") {
     if (algorithm == "ring" || algorithm == "rabenseifner")
       return reduces ? "reduce-scatter" : "all-gather";
     if (algorithm == "reduce_broadcast") return reduces ? "reduce" : "broadcast";
@@ -223,8 +234,6 @@ std::string phase_name(const sim::Run& run, sim::Step step) {
   std::replace(name.begin(), name.end(), '_', '-');
   return name;
 }
-
-}  // namespace
 
 std::string provenance_text(const sim::Run& run, const sim::RankSet& set) {
   if (!has_roles(run) || set.empty()) return set.to_string();
@@ -272,7 +281,9 @@ std::string location_label(const sim::Run& run, const sim::Location& location) {
 }
 
 std::string frame_sentence(const Recording& recording, const FrameRef& frame) {
-  const sim::Run& run = recording.acts.at(static_cast<std::size_t>(frame.act)).run;
+  const Act& act = recording.acts.at(static_cast<std::size_t>(frame.act));
+  if (act.training) return training_sentence(act, static_cast<int>(frame.step));
+  const sim::Run& run = act.run;
   const std::string part =
       recording.acts.size() > 1 ? " (part " + std::to_string(frame.act + 1) + " of " +
                                       std::to_string(recording.acts.size()) + ")"
@@ -305,6 +316,9 @@ FrameView build_frame(const GuiState& state) { return build_frame(state.recordin
 FrameView build_frame(const Recording& recording, int frame_index) {
   const FrameRef& frame = recording.frames.at(static_cast<std::size_t>(frame_index));
   const Act& act = recording.acts.at(static_cast<std::size_t>(frame.act));
+  if (act.training)
+    return build_training_frame(act, static_cast<int>(frame.step),
+                                recording.sentences.at(static_cast<std::size_t>(frame_index)));
   const sim::Run& run = act.run;
   FrameView view;
   view.act_title = act.title;

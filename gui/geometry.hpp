@@ -36,6 +36,28 @@ struct Rect {
     return w > 0 && h > 0 ? w * h : 0.0f;
   }
   Rect grown(float by) const { return {{min.x - by, min.y - by}, {max.x + by, max.y + by}}; }
+  // Whether the segment from `from` to `to` passes through the rectangle
+  // (Liang-Barsky clipping of the segment against it).
+  bool crossed_by(Vec2 from, Vec2 to) const {
+    const Vec2 d = to - from;
+    float enter = 0;
+    float leave = 1;
+    const float p[4] = {-d.x, d.x, -d.y, d.y};
+    const float q[4] = {from.x - min.x, max.x - from.x, from.y - min.y, max.y - from.y};
+    for (int i = 0; i < 4; ++i) {
+      if (p[i] == 0) {
+        if (q[i] < 0) return false;  // parallel to this edge, outside it
+        continue;
+      }
+      const float t = q[i] / p[i];
+      if (p[i] < 0)
+        enter = std::max(enter, t);
+      else
+        leave = std::min(leave, t);
+      if (enter > leave) return false;
+    }
+    return true;
+  }
   bool operator==(const Rect&) const = default;
 };
 

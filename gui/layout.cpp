@@ -1,6 +1,8 @@
 // Arrangements, tried from the most telling picture to the most compact:
 //   ring    collectives: rank 0 at the top, clockwise on an ellipse, as rings
-//           are drawn; taken only while no two boxes come close
+//           are drawn; taken only while no two boxes come close, and from
+//           three ranks up (two ranks are a pair: side by side, as rows put
+//           them, the same in every frame)
 //   groups  ranks with roles (servers, workers): each role on rows of its own,
 //           servers on top, with a band between them for the arrows' labels
 //   grid    everything else: rows of equal columns
@@ -43,7 +45,8 @@ float ring_width(std::size_t ranks, Vec2 canvas) {
   return std::min(std::clamp(canvas.x / divisor, kMinBoxWidth, 280.0f), canvas.x - 2 * kMargin);
 }
 
-// Places the boxes on the ellipse; false when two would come close.
+// Places the boxes on the ellipse; false when two would come close or an
+// arrow between neighbors would cross a third box.
 bool place_ring(std::vector<PanelLayout>& panels, Vec2 canvas) {
   const int p = static_cast<int>(panels.size());
   float tallest = 0;
@@ -58,7 +61,18 @@ bool place_ring(std::vector<PanelLayout>& panels, Vec2 canvas) {
     const Vec2 c = center + Vec2{rx * std::cos(angle), ry * std::sin(angle)};
     move_panel(panels[r], c - Vec2{width * 0.5f, panels[r].box.height() * 0.5f});
   }
-  return apart(panels);
+  if (!apart(panels)) return false;
+  // A ring is read along its arrows: the one from each rank to the next
+  // must pass beside every other box, not through it (tall boxes on a flat
+  // ellipse would put rank 0 across the line from rank 1 to rank 2).
+  for (int r = 0; r < p; ++r) {
+    const Vec2 from = panels[r].box.center();
+    const Vec2 to = panels[(r + 1) % p].box.center();
+    for (int other = 0; other < p; ++other)
+      if (other != r && other != (r + 1) % p && panels[other].box.grown(4).crossed_by(from, to))
+        return false;
+  }
+  return true;
 }
 
 // ---- groups and grid ------------------------------------------------------------
@@ -262,7 +276,7 @@ RanksLayout layout_ranks(const FrameView& view, Vec2 canvas, const LayoutFonts& 
     best = score;
   };
   for (int level = 0; level < kDetailLevels; ++level) {
-    if (!roles && p >= 2 && kLevelCost[level] - kRingBonus < best) {
+    if (!roles && p >= 3 && kLevelCost[level] - kRingBonus < best) {
       const float width = ring_width(view.ranks.size(), canvas);
       std::vector<PanelLayout> panels = build_panels(
           view, std::vector<float>(view.ranks.size(), width), kDetails[level], kUnbounded, fonts);

@@ -33,28 +33,9 @@ float distance_to(Vec2 point, const ArrowLayout& arrow) {
   return std::sqrt(off.x * off.x + off.y * off.y);
 }
 
-// Whether the arrow's line passes through the rectangle (Liang-Barsky
-// clipping of the segment against it).
+// Whether the arrow's line passes through the rectangle.
 bool crosses(const Rect& box, const ArrowLayout& arrow) {
-  const Vec2 d = arrow.to - arrow.from;
-  float enter = 0;
-  float leave = 1;
-  const float p[4] = {-d.x, d.x, -d.y, d.y};
-  const float q[4] = {arrow.from.x - box.min.x, box.max.x - arrow.from.x, arrow.from.y - box.min.y,
-                      box.max.y - arrow.from.y};
-  for (int i = 0; i < 4; ++i) {
-    if (p[i] == 0) {
-      if (q[i] < 0) return false;  // parallel to this edge, outside it
-      continue;
-    }
-    const float t = q[i] / p[i];
-    if (p[i] < 0)
-      enter = std::max(enter, t);
-    else
-      leave = std::min(leave, t);
-    if (enter > leave) return false;
-  }
-  return true;
+  return box.crossed_by(arrow.from, arrow.to);
 }
 
 }  // namespace
@@ -92,7 +73,7 @@ void place_arrows(RanksLayout& layout, const FrameView& view, const LayoutFonts&
     float best_score = kUnbounded;
     for (float t : {0.5f, 0.35f, 0.65f}) {
       const Vec2 anchor = arrow.from + d * t;
-      for (float radius = 0; radius <= 160; radius += 10) {
+      for (float radius = 0; radius <= 320; radius += 10) {
         const int directions = radius == 0 ? 1 : 16;
         for (int k = 0; k < directions; ++k) {
           const float angle = 2 * kPi * static_cast<float>(k) / static_cast<float>(directions);

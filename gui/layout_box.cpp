@@ -56,7 +56,9 @@ BoxStyle box_style(const FrameView& view, float width, const Detail& detail,
   style.line_limit = detail.line_limit;
   style.tensor_only = detail.tensor_only;
   style.keep = detail.keep;
-  style.printed_labels = detail.printed_labels;
+  // A training step's cells already show its numbers, and its buffers are
+  // long: their names stand alone.
+  style.printed_labels = detail.printed_labels && !view.training;
   // Cells as wide as the widest value ("102.5") and no wider than needed to
   // share the row, wrapping into more rows when there are many.
   std::size_t most_cells = 1;

@@ -35,6 +35,7 @@ struct Painter {
                             rank_color(item.ranks[s]));
     }
     if (item.outlined) list->AddRect(a, b, kColors.dim_text, 3.0f, 0, 1.0f);
+    if (item.value.text.empty()) return;  // a slot nothing was written into yet
     const Rect backing = item.value.box();
     list->AddRectFilled(at(backing.min - Vec2{3, 1}), at(backing.max + Vec2{3, 1}),
                         kColors.cell_label, 3.0f);

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "gui/frame.hpp"
+#include "gui/training_walk.hpp"
 
 namespace ringlab::gui {
 
@@ -13,8 +14,13 @@ Recording record(const Settings& settings) {
   recording.acts = record_acts(settings);
   for (std::size_t a = 0; a < recording.acts.size(); ++a) {
     const sim::Run& run = recording.acts[a].run;
+    // A training step's frames are its ticks (training_walk.hpp).
+    const sim::Step last =
+        recording.acts[a].training
+            ? static_cast<sim::Step>(recording.acts[a].training->ticks.size() - 1)
+            : run.steps;
     recording.frames.push_back({static_cast<int>(a), 0});
-    for (sim::Step k = 1; k <= run.steps; ++k) recording.frames.push_back({static_cast<int>(a), k});
+    for (sim::Step k = 1; k <= last; ++k) recording.frames.push_back({static_cast<int>(a), k});
   }
   for (const FrameRef& frame : recording.frames)
     recording.sentences.push_back(frame_sentence(recording, frame));

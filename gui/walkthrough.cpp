@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gui/training_walk.hpp"
 #include "primitives/algorithms.hpp"
 #include "simulator/param_server.hpp"
 
@@ -89,17 +90,26 @@ std::vector<std::string> primitive_names() {
     if (c != Collective::AllReduce) names.emplace_back(collective_name(c));
   names.emplace_back(kScatterGather);
   names.emplace_back(kParameterServer);
+  names.emplace_back(kDdpStep);
+  names.emplace_back(kHorovodStep);
   return names;
+}
+
+bool is_training_step(const std::string& primitive) {
+  return primitive == kDdpStep || primitive == kHorovodStep;
 }
 
 std::vector<std::string> algorithm_names(const std::string& primitive) {
   if (primitive == kParameterServer) return {"partial_updates"};
+  // A training step's process group: any all_reduce.
+  if (is_training_step(primitive)) return ringlab::algorithm_names(Collective::AllReduce);
   if (primitive == kScatterGather) return ringlab::algorithm_names(Collective::Scatter);
   return ringlab::algorithm_names(parse_collective(primitive));
 }
 
 std::vector<std::string> scenario_names() {
-  std::vector<std::string> names{kRingAllReduce, kScatterGather, kParameterServer};
+  std::vector<std::string> names{kRingAllReduce, kScatterGather, kParameterServer, kDdpStep,
+                                 kHorovodStep};
   for (Collective c : kAllCollectives) names.emplace_back(collective_name(c));
   return names;
 }
@@ -110,6 +120,13 @@ Settings primitive_defaults(const std::string& primitive) {
   if (primitive == kParameterServer) {
     settings.ranks = 5;     // 2 servers, 3 workers (ps_servers)
     settings.elements = 8;  // keys per server: 16 keys in all
+  }
+  if (is_training_step(primitive)) {
+    settings.ranks = 2;
+    settings.algorithm = "ring";
+    // DDP: two buckets of two layers each. Horovod: the first fusion buffer
+    // takes three layers, the last one waits for step().
+    settings.elements = primitive == kDdpStep ? 4 : 6;
   }
   return settings;
 }
@@ -141,6 +158,10 @@ sim::CostModel gui_cost_model() { return sim::CostModel{}; }
 std::vector<Act> record_acts(const Settings& settings) {
   check_settings(settings);
   std::vector<Act> acts;
+  if (is_training_step(settings.primitive)) {
+    acts.push_back(record_training_act(settings));
+    return acts;
+  }
   if (settings.primitive == kParameterServer) {
     acts.push_back(make_act(sim::simulate_parameter_server(ps_scenario(settings))));
     acts.back().title = "parameter server, partial updates (" +

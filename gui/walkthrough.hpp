@@ -7,6 +7,7 @@
 // (step 0, local set-up with no messages, is folded into step 1's frame).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,13 @@ inline constexpr int kMinRanks = 2;
 inline constexpr int kMaxRanks = 16;
 inline constexpr int kMaxElements = 64;
 
-// The "primitive" control: every collective by its torch name, plus the two
-// composite walkthroughs.
+// The "primitive" control: every collective by its torch name, plus the
+// composite walkthroughs and the two training steps (training_walk.hpp).
 inline constexpr const char* kScatterGather = "scatter_gather";
 inline constexpr const char* kParameterServer = "parameter_server";
+inline constexpr const char* kDdpStep = "ddp_step";
+inline constexpr const char* kHorovodStep = "horovod_step";
+bool is_training_step(const std::string& primitive);
 std::vector<std::string> primitive_names();          // all_reduce first
 std::vector<std::string> algorithm_names(const std::string& primitive);  // default first
 
@@ -31,29 +35,36 @@ struct Settings {
   std::string primitive = "all_reduce";
   std::string algorithm;   // "" = the primitive's default
   int ranks = 4;           // world size (parameter server: servers + workers)
-  // Elements of each rank's tensor (parameter server: keys each server owns).
+  // Elements of each rank's tensor (parameter server: keys each server owns;
+  // training steps: the bucket cap, or fusion threshold, in gradient values).
   int elements = 2;
   ReduceOp op = ReduceOp::SUM;
   int root = -1;           // -1: the article's root (reduce: last rank; others: 0)
 };
 
-// --scenario names: ring_allreduce, scatter_gather, parameter_server, and
-// every collective's name ("reduce", "all_gather", ...). Throws
+// --scenario names: ring_allreduce, scatter_gather, parameter_server,
+// ddp_step, horovod_step, and every collective's name ("reduce", ...). Throws
 // std::invalid_argument listing them for an unknown name.
 std::vector<std::string> scenario_names();
 Settings scenario_settings(const std::string& name, int ranks);
 // Each primitive's defaults: the articles' 4 ranks and 2 elements, except the
-// ring walkthrough (one element per chunk) and the parameter server (2
-// servers, 3 workers, 8 keys each).
+// ring walkthrough (one element per chunk), the parameter server (2
+// servers, 3 workers, 8 keys each) and the training steps (2 ranks, ring,
+// buckets of 4 gradients for DDP, a fusion threshold of 6 for Horovod).
 Settings primitive_defaults(const std::string& primitive);
 
 // The root a run uses for these settings.
 int effective_root(const Settings& settings);
 
+struct TrainingWalk;  // training_walk.hpp
+
 struct Act {
   std::string title;       // "scatter (flat, root 0)"
   sim::Run run;
   sim::Prediction prediction;
+  // Training steps only: the compute side around the run, and the frames
+  // ("ticks") it is shown in; the act's frames are its ticks, not its steps.
+  std::shared_ptr<const TrainingWalk> training;
 };
 
 // Records every act (throws std::invalid_argument when the settings are not

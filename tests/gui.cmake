@@ -3,6 +3,8 @@
 # without it.
 if(TARGET ringlab_gui_model)
   ringlab_test(test_gui_state test_gui_state.cpp LIBS ringlab_gui_model)
+  # ddp_step and horovod_step against a float64 reference and a direct run.
+  ringlab_test(test_gui_training test_gui_training.cpp LIBS ringlab_gui_model)
   # The layout: with the window's own fonts where the GUI is built (Dear ImGui
   # loads them without a window), with made-up metrics in any case.
   if(RINGLAB_HAVE_GUI)

@@ -48,7 +48,9 @@ void run_gui_command(const GuiCommand& cmd) {
 void add_gui_command(CLI::App& app) {
   auto cmd = std::make_shared<GuiCommand>();
   CLI::App* gui = app.add_subcommand(
-      "gui", "step through a collective or the parameter server, every rank's buffer on screen");
+      "gui",
+      "step through a collective, the parameter server or a DDP / Horovod training step, every "
+      "rank's buffers on screen");
   gui->add_option("--scenario", cmd->scenario, "what to walk through")
       ->check(CLI::IsMember(scenario_names()));
   gui->add_option("--ranks,-n", cmd->ranks, "world size (default: the scenario's)")

@@ -20,6 +20,7 @@ shots=(
   "ring_allreduce.png ring_allreduce 3"     # README: "step 3 of 6"
   "scatter_gather.png scatter_gather 3"     # the gather, 3 messages into rank 0
   "parameter_server.png parameter_server 12" # a pull answered, a push applied
+  "ddp_step.png ddp_step 4"                 # backward of net2 while bucket 0's all_reduce runs
 )
 
 if [[ ! -x $exe ]]; then

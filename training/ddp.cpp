@@ -270,6 +270,7 @@ void DistributedDataParallel::on_gradient_ready(int index) {
   // all_reduces in the same order.
   while (next_to_launch_ < buckets_.size() && state_[next_to_launch_].pending == 0) {
     BucketState& ready = state_[next_to_launch_];
+    if (bucket_hook_) bucket_hook_(static_cast<int>(next_to_launch_), ready.flat);
     ready.work = pg_.all_reduce_async(ready.flat, ReduceOp::SUM);
     ready.launched = true;
     record(bucket_event(DdpEvent::Kind::AllReduceStarted, static_cast<int>(next_to_launch_)));

@@ -36,7 +36,8 @@
 // Watching it: events() lists, for the last backward, when each gradient
 // became ready, when each bucket's all_reduce started, when DDP saw it done
 // (it checks at every later gradient and at the final wait) and when its
-// average was written back; set_observer() gets each event as it happens.
+// average was written back; set_observer() gets each event as it happens;
+// set_bucket_hook() sees each bucket's buffer just before its all_reduce.
 #pragma once
 
 #include <chrono>
@@ -123,6 +124,12 @@ class DistributedDataParallel final : public Module {
   }
   // Whether bucket b's all_reduce of the current backward has completed.
   bool bucket_completed(int b) const;
+  // Called with a bucket's flat buffer once backward has copied all its
+  // gradients in, just before its all_reduce is issued (what a PyTorch
+  // communication hook receives as GradBucket.buffer()). For watching: the
+  // hook must not change the buffer.
+  using BucketHook = std::function<void(int bucket, const Tensor& buffer)>;
+  void set_bucket_hook(BucketHook hook) { bucket_hook_ = std::move(hook); }
 
  private:
   struct BucketState {
@@ -157,6 +164,7 @@ class DistributedDataParallel final : public Module {
   std::chrono::steady_clock::time_point backward_start_;
   std::vector<DdpEvent> events_;
   std::function<void(const DdpEvent&)> observer_;
+  BucketHook bucket_hook_;
 };
 
 }  // namespace ringlab::training

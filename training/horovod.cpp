@@ -150,6 +150,7 @@ void DistributedOptimizer::flush() {
   }
   record.bytes = numel * sizeof(float);
   fusions_this_step_.push_back(std::move(record));
+  if (fusion_hook_) fusion_hook_(fusions_this_step_.back(), f.flat);
   f.work = hvd_.process_group().all_reduce_async(f.flat, ReduceOp::SUM);
   open_.clear();
   open_bytes_ = 0;

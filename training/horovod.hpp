@@ -27,6 +27,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,11 @@ class DistributedOptimizer {
   SGD& optimizer() { return optimizer_; }
   // The fused all_reduces of the last synchronize().
   const std::vector<Fusion>& fusions() const { return fusions_; }
+  // Called with each fusion buffer (its tensors, then the buffer itself) just
+  // before its all_reduce is issued. For watching: the hook must not change
+  // the buffer.
+  using FusionHook = std::function<void(const Fusion& fusion, const Tensor& buffer)>;
+  void set_fusion_hook(FusionHook hook) { fusion_hook_ = std::move(hook); }
 
  private:
   struct InFlight {
@@ -118,6 +124,7 @@ class DistributedOptimizer {
   std::deque<InFlight> in_flight_;  // a deque: the Work holds a reference to flat
   std::vector<Fusion> fusions_;
   std::vector<Fusion> fusions_this_step_;
+  FusionHook fusion_hook_;
 };
 
 }  // namespace ringlab::training::hvd
