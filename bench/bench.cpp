@@ -3,41 +3,101 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
 namespace ringlab::bench {
 
+namespace {
+
+// How every refusal of a size ends: the form that is accepted.
+const std::string kSizeForm =
+    "write a whole number of bytes with an optional K, M or G (1024, 1024^2, 1024^3 bytes), "
+    "e.g. 4K, 1.5M or 1G, and a range as MIN:MAX, e.g. 4K:64M";
+
+[[noreturn]] void bad_size(const std::string& text, const std::string& why) {
+  throw std::invalid_argument("--sizes: '" + text + "' " + why + ": " + kSizeForm);
+}
+
+}  // namespace
+
 std::size_t parse_size(const std::string& text) {
-  if (text.empty()) throw std::invalid_argument("empty size: use a number with K, M or G, e.g. 4K");
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("bad size '" + text + "': use a number with K, M or G, e.g. 4K");
+  // Digits, an optional fraction, an optional suffix; nothing else (no sign,
+  // exponent, hex, inf, nan or blanks, all of which a floating-point parser
+  // would take).
+  std::size_t at = 0;
+  std::uint64_t whole = 0;
+  const std::uint64_t limit = kMaxBenchBytes;
+  auto digit = [&](std::size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  if (!digit(0)) bad_size(text, text.empty() ? "is empty" : "is not a size");
+  for (; digit(at); ++at) {
+    whole = whole * 10 + static_cast<std::uint64_t>(text[at] - '0');
+    if (whole > limit)
+      bad_size(text, "is too large (the largest size is " + std::to_string(kMaxBenchBytes) +
+                         " bytes, 1 TiB)");
   }
-  std::string suffix = text.substr(used);
-  double scale = 1;
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") scale = 1 << 10;
-  else if (suffix == "M" || suffix == "m" || suffix == "MiB") scale = 1 << 20;
-  else if (suffix == "G" || suffix == "g" || suffix == "GiB") scale = 1 << 30;
+  std::uint64_t fraction = 0, fraction_scale = 1;  // fraction / fraction_scale
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    if (!digit(at)) bad_size(text, "is not a size");
+    for (; digit(at); ++at)
+      if (fraction_scale < 1000000000) {  // nine decimals are plenty
+        fraction = fraction * 10 + static_cast<std::uint64_t>(text[at] - '0');
+        fraction_scale *= 10;
+      }
+  }
+  const std::string suffix = text.substr(at);
+  std::uint64_t scale = 1;
+  if (suffix == "K" || suffix == "k" || suffix == "KiB")
+    scale = std::uint64_t{1} << 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+    scale = std::uint64_t{1} << 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+    scale = std::uint64_t{1} << 30;
   else if (!suffix.empty() && suffix != "B")
-    throw std::invalid_argument("bad size suffix in '" + text + "': use K, M or G");
-  if (value < 0) throw std::invalid_argument("size '" + text + "' is negative");
-  return static_cast<std::size_t>(value * scale);
+    bad_size(text, "has an unknown suffix '" + suffix + "'");
+  if (whole > limit / scale)
+    bad_size(text, "is too large (the largest size is " + std::to_string(kMaxBenchBytes) +
+                       " bytes, 1 TiB)");
+  const std::uint64_t fraction_bytes = fraction * scale;  // < 10^9 * 2^30: no overflow
+  if (fraction_bytes % fraction_scale != 0) bad_size(text, "is not a whole number of bytes");
+  const std::uint64_t bytes = whole * scale + fraction_bytes / fraction_scale;
+  if (bytes > limit)
+    bad_size(text, "is too large (the largest size is " + std::to_string(kMaxBenchBytes) +
+                       " bytes, 1 TiB)");
+  if (bytes == 0) bad_size(text, "is zero bytes (a size is at least 1 byte)");
+  return static_cast<std::size_t>(bytes);
 }
 
 std::pair<std::size_t, std::size_t> parse_size_range(const std::string& text) {
-  auto colon = text.find(':');
+  const auto colon = text.find(':');
   if (colon == std::string::npos) {
     auto size = parse_size(text);
     return {size, size};
   }
-  auto range = std::make_pair(parse_size(text.substr(0, colon)), parse_size(text.substr(colon + 1)));
+  if (text.find(':', colon + 1) != std::string::npos) bad_size(text, "has more than one ':'");
+  auto range =
+      std::make_pair(parse_size(text.substr(0, colon)), parse_size(text.substr(colon + 1)));
   if (range.first > range.second)
-    throw std::invalid_argument("size range '" + text + "' runs backwards: write MIN:MAX");
+    throw std::invalid_argument("--sizes: the range '" + text +
+                                "' runs backwards: write MIN:MAX, e.g. 4K:64M");
   return range;
+}
+
+void check_sizes(const BenchOptions& o) {
+  const std::size_t esize = element_size(o.dtype);
+  if (o.max_bytes < esize)
+    throw std::invalid_argument(
+        "--sizes: every size from " + std::to_string(o.min_bytes) + " to " +
+        std::to_string(o.max_bytes) + " bytes is smaller than one " +
+        std::string(dtype_name(o.dtype)) + " element (" + std::to_string(esize) +
+        " bytes), so there is nothing to run: use a maximum of at least " + std::to_string(esize) +
+        " bytes, e.g. --sizes " + std::to_string(esize) + ":64M");
+  if (o.min_bytes == 0 || o.min_bytes > o.max_bytes || o.max_bytes > kMaxBenchBytes)
+    throw std::invalid_argument("--sizes: the range " + std::to_string(o.min_bytes) + ":" +
+                                std::to_string(o.max_bytes) +
+                                " is not one the benchmark runs: " + kSizeForm);
 }
 
 std::vector<std::string> benchmark_ops() {
@@ -205,6 +265,7 @@ double max_over_ranks(ProcessGroup& pg, double value) {
 
 std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
   const CollectiveInfo* collective = benchmark_op(o.op);
+  check_sizes(o);
   const bool root_op = collective && collective->rooted;
   const bool reduce_op = collective && collective->reduces;
   const double factor = bus_factor(o.op, pg.size());

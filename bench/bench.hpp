@@ -30,10 +30,20 @@ struct BenchOptions {
   int iters = 10;
 };
 
-// "4K" -> 4096, "64M" -> 67108864, "1G", plain numbers are bytes.
+// The largest size the benchmark takes (1 TiB): more than any machine it
+// runs on has, and far from where doubling the size could overflow.
+inline constexpr std::size_t kMaxBenchBytes = std::size_t{1} << 40;
+
+// "4K" -> 4096, "64M" -> 67108864, "1G", "1.5K" -> 1536; plain numbers are
+// bytes. Anything else (0, a sign, an exponent, inf, nan, a fraction of a
+// byte, more than kMaxBenchBytes) throws std::invalid_argument naming the
+// accepted form.
 std::size_t parse_size(const std::string& text);
-// "4K:64M" -> {4096, 67108864}; "1M" -> {1M, 1M}.
+// "4K:64M" -> {4096, 67108864}; "1M" -> {1M, 1M}. MIN must not exceed MAX.
 std::pair<std::size_t, std::size_t> parse_size_range(const std::string& text);
+// Throws std::invalid_argument when o's sizes give no row at all: every size
+// smaller than one element of o.dtype, or a range parse_size_range refuses.
+void check_sizes(const BenchOptions& o);
 
 // The ops it runs: every collective that moves data, in the table's order,
 // then "sendrecv".

@@ -106,6 +106,7 @@ void add_bench_command(CLI::App& app) {
     o.dtype = parse_dtype(cmd->dtype);
     o.redop = parse_op(cmd->redop);
     const CollectiveInfo* row = bench::benchmark_op(o.op);  // rejects unknown ops
+    bench::check_sizes(o);
     check_before_start(*cmd, row, sub->count("--root") > 0, sub->count("--redop") > 0);
     ProcessGroupOptions group;
     group.timeout = Duration(cmd->timeout_ms);
