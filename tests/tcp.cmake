@@ -9,9 +9,10 @@ ringlab_test(test_tcp
   test_tcp_collectives.cpp
   test_tcp_faults.cpp
   test_tcp_rendezvous.cpp
+  test_tcp_engine.cpp
   LIBS ringlab_tcp ringlab_backends ringlab_primitives Boost::headers)
 set_tests_properties(test_tcp PROPERTIES DISABLED TRUE)
-foreach(suite framing environment store transport collectives faults rendezvous)
+foreach(suite framing environment store transport collectives faults rendezvous engine)
   add_test(NAME test_tcp_${suite} COMMAND test_tcp --test-suite=tcp_${suite})
   set_tests_properties(test_tcp_${suite} PROPERTIES TIMEOUT 120)
 endforeach()

@@ -28,6 +28,13 @@
 //     event at all on any socket meanwhile, or kParkLimit whatever happened.
 //     A payload is not parked at all if a receive from its sender for
 //     another tag is already posted.
+//   - A frame that claims more than max_unexpected_ (kMaxUnexpectedBytes,
+//     framing.hpp) is never copied into a Queued message: parked, it waits
+//     for its own receive however long that takes (the timers above leave it
+//     alone), and when it has to make way for a later message (a receive
+//     from its sender for another tag), the connection fails naming the
+//     sender. So a header alone never makes a rank reserve memory; a posted
+//     receive of the frame's size still takes it straight into place.
 //
 // Failure. Ranks finish at different times, so a connection that closes is
 // not by itself a failure: a rank that shuts its transport down normally
@@ -157,9 +164,10 @@ class RecvRequest final : public Request {
 }  // namespace
 
 Engine::Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
-               std::vector<boost::asio::ip::tcp::socket> sockets)
+               std::vector<boost::asio::ip::tcp::socket> sockets, std::uint64_t max_unexpected)
     : rank_(rank),
       size_(size),
+      max_unexpected_(max_unexpected),
       io_(std::move(io)),
       pool_(ScratchPool::create()),
       connections_(static_cast<std::size_t>(size)) {
@@ -355,7 +363,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
   bool any_parked = false;
   for (auto& c : connections_) {
     if (!c || !c->failure.empty()) continue;
-    any_parked = any_parked || c->parked;
+    any_parked = any_parked || (c->parked && c->frame.length <= max_unexpected_);
     const short events =
         static_cast<short>((c->parked ? 0 : POLLIN) | (writable(*c) ? POLLOUT : 0));
     poll_fds_.push_back({c->fd, events, 0});
@@ -390,7 +398,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
     Connection& c = *poll_connections_[i - 1];
     if (!revents || !c.failure.empty()) continue;
     // An error or hang-up is found by reading, so whatever is parked moves.
-    if (c.parked && (revents & (POLLHUP | POLLERR))) unpark(c, true);
+    if (c.parked && (revents & (POLLHUP | POLLERR))) unpark(c, c.frame.length <= max_unexpected_);
     if (revents & (POLLIN | POLLHUP | POLLERR)) read_ready(c);
     if ((revents & (POLLOUT | POLLERR)) && writable(c)) write_ready(c);
   }
@@ -567,8 +575,8 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
     c.parked = true;
     c.parked_since = Clock::now();
     return true;
-  } else {
-    queue_arriving(c);
+  } else if (!queue_arriving(c)) {
+    return false;  // it claims too much to be kept: the connection failed
   }
   if (header.length == 0) finish_frame(c);
   return true;
@@ -579,17 +587,33 @@ bool Engine::receive_posted_from(int peer) const {
   return it != posted_.end() && it->first.first == peer;
 }
 
-void Engine::queue_arriving(Connection& c) {
+bool Engine::queue_arriving(Connection& c) {
+  if (c.frame.length > max_unexpected_) {
+    connection_lost(
+        c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
+               " sent a message of " + std::to_string(c.frame.length) + " bytes (" +
+               describe_tag(c.frame.tag) +
+               ") before its receive was posted, and a later message from rank " +
+               std::to_string(c.peer) +
+               " is wanted first; a message that comes before its "
+               "receive is kept in memory only up to " +
+               std::to_string(max_unexpected_) +
+               " bytes (kMaxUnexpectedBytes, transport/tcp/framing.hpp): post the receive for a "
+               "large message before receiving later ones from the same rank (or is rank " +
+               std::to_string(c.peer) + " not a ringlab rank of this job?)");
+    return false;
+  }
   auto message = std::make_shared<Queued>();
   message->size = c.frame.length;
   message->data = pool_->take(c.frame.length);
   queued_[Key{c.peer, c.frame.tag}].push_back(message);
   c.queued = std::move(message);
+  return true;
 }
 
 void Engine::unpark(Connection& c, bool into_queue) {
   c.parked = false;
-  if (into_queue && broken_.empty()) queue_arriving(c);
+  if (into_queue && broken_.empty() && !queue_arriving(c)) return;  // failed: too large
   // What is staged already goes where it belongs now; the rest is read when
   // poll() next reports the socket, so a driver blocked without watching it
   // must look again.
@@ -600,6 +624,7 @@ void Engine::unpark(Connection& c, bool into_queue) {
 void Engine::unpark_overdue(Clock::time_point now) {
   for (auto& c : connections_) {
     if (!c || !c->parked) continue;
+    if (c->frame.length > max_unexpected_) continue;  // waits for its receive
     const auto quiet_since = std::max(last_event_, c->parked_since);
     if (now - quiet_since >= kParkPatience || now - c->parked_since >= kParkLimit) unpark(*c, true);
   }
@@ -755,6 +780,17 @@ void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
   // takes the rest, so nothing is written into a buffer nobody waits on.
   Connection& c = *connections_[static_cast<std::size_t>(op->peer)];
   if (c.target != op) return;
+  if (c.frame.length > max_unexpected_) {
+    // Too large to keep for a later receive: it is lost, so is the stream.
+    connection_lost(c, "rank " + std::to_string(rank_) + ": the receive of " +
+                           std::to_string(c.frame.length) + " bytes from rank " +
+                           std::to_string(c.peer) + " (" + describe_tag(c.frame.tag) +
+                           ") was given up while its message was arriving, and a message of more "
+                           "than " +
+                           std::to_string(max_unexpected_) +
+                           " bytes (kMaxUnexpectedBytes) cannot be kept for a later receive");
+    return;
+  }
   auto message = std::make_shared<Queued>();
   message->size = c.frame.length;
   message->data = pool_->take(c.frame.length);
@@ -791,7 +827,7 @@ void Engine::shutdown(Duration timeout) {
       Clock::now() + (broken_.empty() ? timeout : std::min(timeout, kAbortLinger));
   // Nothing will be received any more; a peer may still be sending.
   for (auto& c : connections_)
-    if (c && c->parked) unpark(*c, true);
+    if (c && c->parked) unpark(*c, c->frame.length <= max_unexpected_);
   auto flush = [&] {
     while (sends_pending() && Clock::now() < deadline && !driving_) {
       driving_ = true;

@@ -49,8 +49,11 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // sockets[peer] is the connection to peer (after the handshake); the entry
   // for this rank itself is an unopened socket. io is the context the sockets
   // belong to (it must outlive them; nothing runs it any more).
+  // max_unexpected: the most a message that arrives before its receive may
+  // claim (framing.hpp; tests lower it).
   Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
-         std::vector<boost::asio::ip::tcp::socket> sockets);
+         std::vector<boost::asio::ip::tcp::socket> sockets,
+         std::uint64_t max_unexpected = kMaxUnexpectedBytes);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -98,8 +101,10 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // Uses the bytes already in c's staging buffer.
   void consume_staged(Connection& c);
   bool receive_posted_from(int peer) const;
-  // The frame being read on c has no posted receive: it is queued.
-  void queue_arriving(Connection& c);
+  // The frame being read on c has no posted receive: it is queued. False
+  // (and the connection failed, naming the peer) if it claims more than
+  // max_unexpected_.
+  bool queue_arriving(Connection& c);
   // c's parked frame goes to the receive just attached (c.target), or into
   // the queue (into_queue), or is dropped; reading c resumes.
   void unpark(Connection& c, bool into_queue);
@@ -129,6 +134,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   int rank_;
   int size_;
+  std::uint64_t max_unexpected_;
   std::unique_ptr<boost::asio::io_context> io_;
   // Memory of messages that arrive before their receive is posted (fresh
   // memory for each would be faulted in page by page). TcpTransport takes its

@@ -77,6 +77,15 @@ inline constexpr std::size_t kHelloBytes = 16;
 // tensor, and must not become an allocation.
 inline constexpr std::uint64_t kMaxFrameBytes = std::uint64_t{1} << 34;
 
+// The most a data frame may claim and still be kept in memory when it
+// arrives before its receive is posted (1 GiB). A larger one is parked in the
+// socket until its receive comes (transport/tcp/engine.cpp) and is never
+// copied into memory; if it has to make way for a later message (a receive
+// from its sender for another tag), the connection fails naming the peer. So
+// a header alone cannot make a rank reserve more than this. A posted receive
+// takes a frame of its own size, however large (up to kMaxFrameBytes).
+inline constexpr std::uint64_t kMaxUnexpectedBytes = std::uint64_t{1} << 30;
+
 enum class FrameKind : std::uint16_t { Data = 1, Hello = 2, HelloAck = 3, Goodbye = 4, Abort = 5 };
 // The longest failure text an abort frame carries (longer ones are cut).
 inline constexpr std::size_t kMaxAbortReason = 1024;
