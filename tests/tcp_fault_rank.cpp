@@ -1,10 +1,12 @@
 // A rank for the fault tests (test_launch_faults): joins the TCP process group
 // from the environment (ringlab run sets it), runs all_reduce `iterations`
 // times and checks every result against its closed form; one rank can be told
-// to die (SIGKILL, mid-transfer) or to stall at some iteration.
+// to die (SIGKILL, mid-transfer), to stall (sleep) or to freeze (SIGSTOP) at
+// some iteration.
 //
 //   tcp_fault_rank [--iterations N] [--elements E]
 //                  [--die-rank R --die-at K] [--stall-rank R --stall-at K]
+//                  [--freeze-rank R --freeze-at K]
 //
 // Rank r contributes r + 1 + i at iteration i, so every element of the sum is
 // P(P+1)/2 + P*i. Prints "rank r: N all_reduce ok" at the end; on any error
@@ -29,6 +31,7 @@ struct Plan {
   std::int64_t elements = 1 << 20;  // 8 MiB of int64: a transfer long enough to die in
   int die_rank = -1, die_at = -1;
   int stall_rank = -1, stall_at = -1;
+  int freeze_rank = -1, freeze_at = -1;
 };
 
 Plan parse(int argc, char** argv) {
@@ -42,6 +45,10 @@ Plan parse(int argc, char** argv) {
     else if (flag == "--die-at") plan.die_at = static_cast<int>(value);
     else if (flag == "--stall-rank") plan.stall_rank = static_cast<int>(value);
     else if (flag == "--stall-at") plan.stall_at = static_cast<int>(value);
+    else if (flag == "--freeze-rank")
+      plan.freeze_rank = static_cast<int>(value);
+    else if (flag == "--freeze-at")
+      plan.freeze_at = static_cast<int>(value);
     else {
       std::fprintf(stderr, "tcp_fault_rank: unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -63,6 +70,7 @@ int main(int argc, char** argv) {
       ringlab::Tensor tensor = ringlab::Tensor::zeros(plan.elements, ringlab::DType::Int64) + (rank + 1 + i);
       if (rank == plan.stall_rank && i == plan.stall_at)
         std::this_thread::sleep_for(std::chrono::hours(1));  // the launcher or a timeout ends this
+      if (rank == plan.freeze_rank && i == plan.freeze_at) ::raise(SIGSTOP);  // until killed
       if (rank == plan.die_rank && i == plan.die_at) {
         // Start the collective, let the bytes flow, then die in the middle of it.
         ringlab::Work work = pg->all_reduce_async(tensor);
