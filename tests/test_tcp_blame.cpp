@@ -191,6 +191,27 @@ TEST_CASE("a rank frozen in a barrier is named by every survivor") {
   for (int frozen = 0; frozen < 4; ++frozen) check_every_survivor_names(4, frozen, FreezeAt::Barrier);
 }
 
+TEST_CASE("a rank frozen in the rendezvous is named by every survivor") {
+  for (int frozen = 0; frozen < 4; ++frozen) {
+    check_every_survivor_names(4, frozen, FreezeAt::BeforeRendezvous);
+    check_every_survivor_names(4, frozen, FreezeAt::InRendezvous);
+  }
+}
+
+// Issue 12, item 6: when rank 0 died in the rendezvous, the others said
+// "rank 3 did not show up" (rank 3 never started) and never mentioned rank 0.
+TEST_CASE("rank 0 killed in the rendezvous is named by every survivor as the store's host") {
+  const auto survivors =
+      run_with_frozen_rank(4, 0, FreezeAt::InRendezvous, 3000ms, Start{-1, 3}, SIGKILL);
+  for (int rank = 1; rank < 3; ++rank) {
+    const Survivor& s = survivors[static_cast<std::size_t>(rank)];
+    INFO("rank " << rank << " said: " << s.error);
+    CHECK(s.error.rfind("rank " + std::to_string(rank) + ": lost rank 0, which hosts the store", 0) ==
+          0);
+    CHECK(s.took < 2s);  // at once, not at the 3 s timeout
+  }
+}
+
 // A rank whose wait ran out leaves with an abort naming the rank it blamed:
 // a peer still waiting on it (with a longer timeout) names that rank too, at
 // once, rather than the rank that left ("rank 0 shut down its transport").
