@@ -1,43 +1,288 @@
 #include "bench/bench.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace ringlab::bench {
 
+namespace {
+
+// How every refusal of a size ends: the form that is accepted.
+const std::string kSizeForm =
+    "write a whole number of bytes with an optional K, M or G (1024, 1024^2, 1024^3 bytes), "
+    "e.g. 4K, 1.5M or 1G, and a range as MIN:MAX, e.g. 4K:64M";
+
+[[noreturn]] void bad_size(const std::string& text, const std::string& why) {
+  throw std::invalid_argument("--sizes: '" + text + "' " + why + ": " + kSizeForm);
+}
+
+}  // namespace
+
 std::size_t parse_size(const std::string& text) {
-  if (text.empty()) throw std::invalid_argument("empty size: use a number with K, M or G, e.g. 4K");
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("bad size '" + text + "': use a number with K, M or G, e.g. 4K");
+  // Digits, an optional fraction, an optional suffix; nothing else (no sign,
+  // exponent, hex, inf, nan or blanks, all of which a floating-point parser
+  // would take).
+  std::size_t at = 0;
+  std::uint64_t whole = 0;
+  const std::uint64_t limit = kMaxBenchBytes;
+  auto digit = [&](std::size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  if (!digit(0)) bad_size(text, text.empty() ? "is empty" : "is not a size");
+  for (; digit(at); ++at) {
+    whole = whole * 10 + static_cast<std::uint64_t>(text[at] - '0');
+    if (whole > limit)
+      bad_size(text, "is too large (the largest size is " + std::to_string(kMaxBenchBytes) +
+                         " bytes, 1 TiB)");
   }
-  std::string suffix = text.substr(used);
-  double scale = 1;
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") scale = 1 << 10;
-  else if (suffix == "M" || suffix == "m" || suffix == "MiB") scale = 1 << 20;
-  else if (suffix == "G" || suffix == "g" || suffix == "GiB") scale = 1 << 30;
+  std::uint64_t fraction = 0, fraction_scale = 1;  // fraction / fraction_scale
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    if (!digit(at)) bad_size(text, "is not a size");
+    for (; digit(at); ++at)
+      if (fraction_scale < 1000000000) {  // nine decimals are plenty
+        fraction = fraction * 10 + static_cast<std::uint64_t>(text[at] - '0');
+        fraction_scale *= 10;
+      }
+  }
+  const std::string suffix = text.substr(at);
+  std::uint64_t scale = 1;
+  if (suffix == "K" || suffix == "k" || suffix == "KiB")
+    scale = std::uint64_t{1} << 10;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB")
+    scale = std::uint64_t{1} << 20;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB")
+    scale = std::uint64_t{1} << 30;
   else if (!suffix.empty() && suffix != "B")
-    throw std::invalid_argument("bad size suffix in '" + text + "': use K, M or G");
-  if (value < 0) throw std::invalid_argument("size '" + text + "' is negative");
-  return static_cast<std::size_t>(value * scale);
+    bad_size(text, "has an unknown suffix '" + suffix + "'");
+  if (whole > limit / scale)
+    bad_size(text, "is too large (the largest size is " + std::to_string(kMaxBenchBytes) +
+                       " bytes, 1 TiB)");
+  const std::uint64_t fraction_bytes = fraction * scale;  // < 10^9 * 2^30: no overflow
+  if (fraction_bytes % fraction_scale != 0) bad_size(text, "is not a whole number of bytes");
+  const std::uint64_t bytes = whole * scale + fraction_bytes / fraction_scale;
+  if (bytes > limit)
+    bad_size(text, "is too large (the largest size is " + std::to_string(kMaxBenchBytes) +
+                       " bytes, 1 TiB)");
+  if (bytes == 0) bad_size(text, "is zero bytes (a size is at least 1 byte)");
+  return static_cast<std::size_t>(bytes);
 }
 
 std::pair<std::size_t, std::size_t> parse_size_range(const std::string& text) {
-  auto colon = text.find(':');
+  const auto colon = text.find(':');
   if (colon == std::string::npos) {
     auto size = parse_size(text);
     return {size, size};
   }
-  auto range = std::make_pair(parse_size(text.substr(0, colon)), parse_size(text.substr(colon + 1)));
+  if (text.find(':', colon + 1) != std::string::npos) bad_size(text, "has more than one ':'");
+  auto range =
+      std::make_pair(parse_size(text.substr(0, colon)), parse_size(text.substr(colon + 1)));
   if (range.first > range.second)
-    throw std::invalid_argument("size range '" + text + "' runs backwards: write MIN:MAX");
+    throw std::invalid_argument("--sizes: the range '" + text +
+                                "' runs backwards: write MIN:MAX, e.g. 4K:64M");
   return range;
+}
+
+void check_sizes(const BenchOptions& o) {
+  const std::size_t esize = element_size(o.dtype);
+  if (o.max_bytes < esize)
+    throw std::invalid_argument(
+        "--sizes: every size from " + std::to_string(o.min_bytes) + " to " +
+        std::to_string(o.max_bytes) + " bytes is smaller than one " +
+        std::string(dtype_name(o.dtype)) + " element (" + std::to_string(esize) +
+        " bytes), so there is nothing to run: use a maximum of at least " + std::to_string(esize) +
+        " bytes, e.g. --sizes " + std::to_string(esize) + ":64M");
+  if (o.min_bytes == 0 || o.min_bytes > o.max_bytes || o.max_bytes > kMaxBenchBytes)
+    throw std::invalid_argument("--sizes: the range " + std::to_string(o.min_bytes) + ":" +
+                                std::to_string(o.max_bytes) +
+                                " is not one the benchmark runs: " + kSizeForm);
+}
+
+// ---- memory -----------------------------------------------------------------
+
+namespace {
+
+// The tensors one rank of a case holds, in blocks of count elements (see
+// Case below, which allocates them).
+std::size_t tensors_in_blocks(const CollectiveInfo* collective, int world) {
+  if (!collective) return 3;  // sendrecv: the buffer, one to send, one to receive
+  auto lists = [&](Shape s) { return s == Shape::List || s == Shape::RootList ? world : 0; };
+  return 1 + static_cast<std::size_t>(lists(collective->input) + lists(collective->output));
+}
+
+// Elements per block for a case of `bytes` (as run() sizes them).
+std::size_t block_count(const CollectiveInfo* collective, std::size_t bytes, std::size_t esize,
+                        int world) {
+  const std::size_t blocks = collective ? collective->size_blocks(world) : 1;
+  return std::max<std::size_t>(1, bytes / esize / blocks);
+}
+
+std::size_t need_for(const BenchOptions& o, const CollectiveInfo* collective, int world,
+                     std::size_t bytes) {
+  const std::size_t block =
+      block_count(collective, bytes, element_size(o.dtype), world) * element_size(o.dtype);
+  const std::size_t tensors = tensors_in_blocks(collective, world);
+  // The scratch: the packed list where there is one, else a buffer.
+  const std::size_t scratch = !collective ? 0 : tensors > 1 ? tensors - 1 : 1;
+  return block * (tensors + scratch);
+}
+
+// The largest size run() reaches for o: min doubled while <= max.
+std::size_t largest_size(const BenchOptions& o) {
+  std::size_t bytes = std::max(o.min_bytes, element_size(o.dtype));
+  while (bytes <= o.max_bytes / 2) bytes *= 2;
+  return bytes;
+}
+
+std::string gib(std::size_t bytes) {
+  char text[32];
+  const double value = static_cast<double>(bytes);
+  if (bytes >= (std::size_t{1} << 30))
+    std::snprintf(text, sizeof text, "%.1f GiB", value / (1 << 30));
+  else
+    std::snprintf(text, sizeof text, "%.0f MiB", std::max(1.0, value / (1 << 20)));
+  return text;
+}
+
+// "4K", "512M", "2G": a size as --sizes takes it.
+std::string size_text(std::size_t bytes) {
+  for (const auto& [shift, suffix] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}})
+    if (bytes % (std::size_t{1} << shift) == 0) return std::to_string(bytes >> shift) + suffix;
+  return std::to_string(bytes);
+}
+
+std::optional<std::size_t> read_number(const std::string& path) {
+  std::ifstream file(path);
+  std::string word;
+  if (!(file >> word) || word == "max") return std::nullopt;
+  try {
+    return static_cast<std::size_t>(std::stoull(word));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// "key value" lines (/proc/meminfo in kB, memory.stat in bytes).
+std::optional<std::size_t> read_field(const std::string& path, const std::string& key) {
+  std::ifstream file(path);
+  for (std::string line; std::getline(file, line);) {
+    std::istringstream in(line);
+    std::string name;
+    std::size_t value = 0;
+    if (in >> name >> value && (name == key || name == key + ":")) return value;
+  }
+  return std::nullopt;
+}
+
+// The cgroup's memory: limit less usage (plus inactive file cache, which the
+// kernel reclaims before it kills), for cgroup v2 and v1.
+void read_cgroup(MemoryLimits& limits) {
+  std::ifstream cgroups("/proc/self/cgroup");
+  std::string v2_path, v1_path;
+  for (std::string line; std::getline(cgroups, line);) {
+    if (line.rfind("0::", 0) == 0) v2_path = line.substr(3);
+    const auto memory = line.find(":memory:");
+    if (memory != std::string::npos) v1_path = line.substr(memory + 8);
+  }
+  struct Layout {
+    std::string folder, limit, usage, inactive;
+  };
+  std::vector<Layout> layouts;
+  for (const std::string& path : {v2_path, std::string()})
+    layouts.push_back({"/sys/fs/cgroup" + path, "memory.max", "memory.current", "inactive_file"});
+  for (const std::string& path : {v1_path, std::string()})
+    layouts.push_back({"/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes",
+                       "memory.usage_in_bytes", "total_inactive_file"});
+  for (const Layout& l : layouts) {
+    const auto limit = read_number(l.folder + "/" + l.limit);
+    if (!limit) continue;
+    if (*limit >= (std::size_t{1} << 60)) return;  // unlimited (v1 writes a huge number)
+    const std::size_t used = read_number(l.folder + "/" + l.usage).value_or(0);
+    const std::size_t reclaimable = read_field(l.folder + "/memory.stat", l.inactive).value_or(0);
+    const std::size_t charged = used > reclaimable ? used - reclaimable : 0;
+    limits.cgroup_left = *limit > charged ? *limit - charged : 0;
+    limits.cgroup_file = l.folder + "/" + l.limit;
+    return;
+  }
+}
+
+}  // namespace
+
+std::size_t memory_per_rank(const BenchOptions& o, int world) {
+  return need_for(o, benchmark_op(o.op), world, largest_size(o));
+}
+
+MemoryLimits read_memory_limits() {
+  MemoryLimits limits;
+  if (const auto kb = read_field("/proc/meminfo", "MemAvailable")) limits.available = *kb << 10;
+  read_cgroup(limits);
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    const std::size_t used = read_field("/proc/self/status", "VmSize").value_or(0) << 10;
+    limits.address_space_left = as.rlim_cur > used ? as.rlim_cur - used : 0;
+  }
+  return limits;
+}
+
+void check_memory(const BenchOptions& o, const RankPlacement& p, const MemoryLimits& limits) {
+  const CollectiveInfo* collective = benchmark_op(o.op);
+  // Each thread of a process reserves address space of its own (a stack and
+  // a malloc arena): room for them, and for the ranks' transport.
+  constexpr std::size_t kPerThread = std::size_t{72} << 20;
+  struct Check {
+    const char* what;  // the limit, as the message names it
+    std::optional<std::size_t> left;
+    int ranks;  // whose memory counts against it
+    std::size_t overhead;
+  };
+  const std::string cgroup = "the memory limit of this cgroup (" + limits.cgroup_file + ")";
+  const Check checks[] = {
+      {"the address-space limit of each process (ulimit -v, RLIMIT_AS)", limits.address_space_left,
+       p.ranks_per_process, kPerThread * static_cast<std::size_t>(p.ranks_per_process + 2)},
+      {cgroup.c_str(), limits.cgroup_left, p.ranks_here, 0},
+      {"the memory available on this machine (MemAvailable in /proc/meminfo)", limits.available,
+       p.ranks_here, 0},
+  };
+  auto fits = [&](std::size_t bytes, const Check& c) {
+    const std::size_t need = need_for(o, collective, p.world, bytes);
+    return !c.left || (*c.left >= c.overhead &&
+                       (*c.left - c.overhead) / need >= static_cast<std::size_t>(c.ranks));
+  };
+  const std::size_t largest = largest_size(o);
+  for (const Check& c : checks) {
+    if (fits(largest, c)) continue;
+    const std::size_t per_rank = need_for(o, collective, p.world, largest);
+    std::string text = "--sizes: " + o.op + " of " + size_text(largest) + " on " +
+                       std::to_string(p.world) + " rank" + (p.world == 1 ? "" : "s") +
+                       " needs about " + gib(per_rank) + " of memory per rank";
+    if (c.ranks > 1)
+      text += " (" + gib(per_rank * static_cast<std::size_t>(c.ranks)) + " for " +
+              std::to_string(c.ranks) + " ranks)";
+    text += " for its tensors and their scratch, but " + std::string(c.what) + " leaves " +
+            gib(*c.left) + ": ";
+    // The largest size of the doubling that fits every limit.
+    const std::size_t esize = element_size(o.dtype);
+    std::size_t fitting = largest;
+    auto fits_all = [&](std::size_t bytes) {
+      return std::all_of(std::begin(checks), std::end(checks),
+                         [&](const Check& other) { return fits(bytes, other); });
+    };
+    while (fitting >= esize && !fits_all(fitting)) fitting /= 2;
+    if (fitting >= o.min_bytes)
+      text += "use a smaller maximum size (--sizes " + size_text(o.min_bytes) + ":" +
+              size_text(fitting) + " fits) or fewer ranks";
+    else if (fitting >= esize)
+      text += "use a smaller size (--sizes " + size_text(fitting) + " fits) or fewer ranks";
+    else
+      text += "not even one element fits: raise the limit or use fewer ranks";
+    throw std::runtime_error(text);
+  }
 }
 
 std::vector<std::string> benchmark_ops() {
@@ -205,6 +450,7 @@ double max_over_ranks(ProcessGroup& pg, double value) {
 
 std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
   const CollectiveInfo* collective = benchmark_op(o.op);
+  check_sizes(o);
   const bool root_op = collective && collective->rooted;
   const bool reduce_op = collective && collective->reduces;
   const double factor = bus_factor(o.op, pg.size());

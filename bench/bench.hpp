@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,55 @@ struct BenchOptions {
   int iters = 10;
 };
 
-// "4K" -> 4096, "64M" -> 67108864, "1G", plain numbers are bytes.
+// The largest size the benchmark takes (1 TiB): more than any machine it
+// runs on has, and far from where doubling the size could overflow.
+inline constexpr std::size_t kMaxBenchBytes = std::size_t{1} << 40;
+
+// "4K" -> 4096, "64M" -> 67108864, "1G", "1.5K" -> 1536; plain numbers are
+// bytes. Anything else (0, a sign, an exponent, inf, nan, a fraction of a
+// byte, more than kMaxBenchBytes) throws std::invalid_argument naming the
+// accepted form.
 std::size_t parse_size(const std::string& text);
-// "4K:64M" -> {4096, 67108864}; "1M" -> {1M, 1M}.
+// "4K:64M" -> {4096, 67108864}; "1M" -> {1M, 1M}. MIN must not exceed MAX.
 std::pair<std::size_t, std::size_t> parse_size_range(const std::string& text);
+// Throws std::invalid_argument when o's sizes give no row at all: every size
+// smaller than one element of o.dtype, or a range parse_size_range refuses.
+void check_sizes(const BenchOptions& o);
+
+// ---- memory -----------------------------------------------------------------
+
+// The host memory one rank needs for the largest size of o on `world` ranks
+// (the root of a rooted op, which needs the most): its tensors (the buffer,
+// and the lists where the op takes them) and as much again for the scratch
+// of the collective (the packed list, or one buffer for the algorithm).
+std::size_t memory_per_rank(const BenchOptions& o, int world);
+
+// What this process may still allocate, each where it can be read and is
+// not unlimited.
+struct MemoryLimits {
+  std::optional<std::size_t> available;  // MemAvailable in /proc/meminfo
+  // The cgroup's memory limit less what the cgroup uses (less its
+  // reclaimable file cache); cgroup_file names the limit's file.
+  std::optional<std::size_t> cgroup_left;
+  std::string cgroup_file;
+  // RLIMIT_AS (ulimit -v) less this process's address space now.
+  std::optional<std::size_t> address_space_left;
+};
+MemoryLimits read_memory_limits();
+
+// How the ranks share memory: ranks_per_process in one address space (all
+// of them for threads, 1 for processes), ranks_here on this machine.
+struct RankPlacement {
+  int world = 1;
+  int ranks_per_process = 1;
+  int ranks_here = 1;
+};
+
+// Throws std::runtime_error when the largest size of o cannot fit in what
+// `limits` leave: the message says how much it needs, which limit it
+// exceeds, and the largest --sizes maximum that fits.
+void check_memory(const BenchOptions& o, const RankPlacement& placement,
+                  const MemoryLimits& limits);
 
 // The ops it runs: every collective that moves data, in the table's order,
 // then "sendrecv".

@@ -9,9 +9,19 @@ ringlab_test(test_tcp
   test_tcp_collectives.cpp
   test_tcp_faults.cpp
   test_tcp_rendezvous.cpp
+  test_tcp_engine.cpp
+  test_tcp_blame.cpp
   LIBS ringlab_tcp ringlab_backends ringlab_primitives Boost::headers)
 set_tests_properties(test_tcp PROPERTIES DISABLED TRUE)
-foreach(suite framing environment store transport collectives faults rendezvous)
+foreach(suite framing environment store transport collectives faults rendezvous engine blame)
   add_test(NAME test_tcp_${suite} COMMAND test_tcp --test-suite=tcp_${suite})
   set_tests_properties(test_tcp_${suite} PROPERTIES TIMEOUT 120)
 endforeach()
+
+# Blame under `ringlab run`: real ranks (tcp_fault_rank, from launch.cmake),
+# one frozen with SIGSTOP.
+ringlab_test(test_tcp_blame_launch test_tcp_blame_launch.cpp)
+target_compile_definitions(test_tcp_blame_launch PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
+                                                         FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
+add_dependencies(test_tcp_blame_launch ringlab tcp_fault_rank)
+set_tests_properties(test_tcp_blame_launch PROPERTIES TIMEOUT 120)

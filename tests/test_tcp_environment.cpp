@@ -122,7 +122,10 @@ TEST_CASE("an unreachable master: the store's address and what to check") {
     message = error.what();
   }
   const auto took = std::chrono::steady_clock::now() - start;
-  CHECK(message.find("could not reach the store at 127.0.0.1:" + std::to_string(port) +
+  // Rank 0 hosts the store: it is named first.
+  CHECK(message.find("rank 1: could not reach rank 0, which hosts the store: could not reach the "
+                     "store at 127.0.0.1:" +
+                     std::to_string(port) +
                      " within 300 ms: is rank 0 running and MASTER_ADDR/MASTER_PORT right?") == 0);
   CHECK(took >= 300ms);
   CHECK(took < 3s);

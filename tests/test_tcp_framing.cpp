@@ -100,9 +100,35 @@ TEST_CASE("goodbye and abort frames: lengths outside their layout are rejected")
   CHECK(decoded.error == "abort frame with payload length 3 (expected 4 to 1028)");
   decoded = decode_frame_header(encode_frame_header({FrameKind::Abort, 0, 0, 1029}));
   CHECK_FALSE(decoded.header);
+  decoded = decode_frame_header(encode_frame_header({FrameKind::Waiting, 0, 0, 9}));
+  CHECK_FALSE(decoded.header);
+  CHECK(decoded.error == "waiting frame with payload length 9 (expected 8)");
   FrameHeaderBytes bytes = valid_data_header();
-  bytes[6] = std::byte{6};
-  CHECK(decode_frame_header(bytes).error == "unknown frame kind 6");
+  bytes[6] = std::byte{7};
+  CHECK(decode_frame_header(bytes).error == "unknown frame kind 7");
+}
+
+TEST_CASE("a waiting payload has the documented layout and round trips") {
+  const FrameHeaderBytes header = encode_frame_header({FrameKind::Waiting, 3, 0, kWaitingBytes});
+  CHECK(le(header.data() + 6, 2) == 6);
+  REQUIRE(decode_frame_header(header).header);
+  const std::vector<std::byte> bytes = encode_waiting({2, true});
+  REQUIRE(bytes.size() == 8);
+  CHECK(le(bytes.data(), 4) == 2);
+  CHECK(le(bytes.data() + 4, 4) == 1);
+  const auto asking = decode_waiting(bytes);
+  REQUIRE(asking);
+  CHECK(asking->waiting_for == 2);
+  CHECK(asking->asking);
+  const auto answer = decode_waiting(encode_waiting({-1, false}));
+  REQUIRE(answer);
+  CHECK(answer->waiting_for == -1);
+  CHECK_FALSE(answer->asking);
+  CHECK(le(encode_waiting({-1, false}).data(), 4) == 0xFFFFFFFFu);
+  std::vector<std::byte> unknown_flag = bytes;
+  unknown_flag[4] = std::byte{2};
+  CHECK_FALSE(decode_waiting(unknown_flag));
+  CHECK_FALSE(decode_waiting(std::span(bytes).first(7)));
 }
 
 TEST_CASE("an abort payload has the documented layout, round trips and is cut to its limit") {

@@ -1,12 +1,13 @@
 // `ringlab bench --op OP [--algorithm A] [--backend B] -n RANKS --sizes 4K:64M`
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "bench/bench.hpp"
 #include "backends/backends.hpp"
+#include "bench/bench.hpp"
 #include "tools/commands.hpp"
 
 namespace ringlab::cli {
@@ -80,6 +81,16 @@ void check_before_start(const BenchCommand& cmd, const CollectiveInfo* row, bool
   }
 }
 
+// Where the ranks' memory comes from. The tcp backend's ranks are processes
+// on this machine, started by this one; a process that is one of them
+// already (started by a launcher, which set its rank) counts only itself.
+bench::RankPlacement placement(const std::string& backend, int ranks) {
+  if (backend != "tcp") return {ranks, ranks, ranks};  // threads of this process
+  const bool is_rank =
+      std::getenv("RANK") || std::getenv("SLURM_PROCID") || std::getenv("OMPI_COMM_WORLD_RANK");
+  return {ranks, 1, is_rank ? 1 : ranks};
+}
+
 }  // namespace
 
 namespace {
@@ -106,6 +117,8 @@ void add_bench_command(CLI::App& app) {
     o.dtype = parse_dtype(cmd->dtype);
     o.redop = parse_op(cmd->redop);
     const CollectiveInfo* row = bench::benchmark_op(o.op);  // rejects unknown ops
+    bench::check_sizes(o);
+    bench::check_memory(o, placement(cmd->backend, cmd->ranks), bench::read_memory_limits());
     check_before_start(*cmd, row, sub->count("--root") > 0, sub->count("--redop") > 0);
     ProcessGroupOptions group;
     group.timeout = Duration(cmd->timeout_ms);

@@ -28,6 +28,13 @@
 //     event at all on any socket meanwhile, or kParkLimit whatever happened.
 //     A payload is not parked at all if a receive from its sender for
 //     another tag is already posted.
+//   - A frame that claims more than max_unexpected_ (kMaxUnexpectedBytes,
+//     framing.hpp) is never copied into a Queued message: parked, it waits
+//     for its own receive however long that takes (the timers above leave it
+//     alone), and when it has to make way for a later message (a receive
+//     from its sender for another tag), the connection fails naming the
+//     sender. So a header alone never makes a rank reserve memory; a posted
+//     receive of the frame's size still takes it straight into place.
 //
 // Failure. Ranks finish at different times, so a connection that closes is
 // not by itself a failure: a rank that shuts its transport down normally
@@ -47,6 +54,26 @@
 //   - while shutting down, a connection that ends is only closed: this rank
 //     needs nothing more, and must not abort ranks that may still finish.
 // As in InprocWorld::fail, the first failure wins; later ones change nothing.
+//
+// Blame. A rank frozen (SIGSTOP) or hung keeps its connections open, so only
+// timeouts find it, and the first to time out may be a rank waiting on a
+// survivor that waits on it. So a wait that runs out of time (in a world of
+// more than two) first asks every peer whom it waits for (a waiting frame,
+// framing.hpp), and keeps driving its sockets for up to kAnswerPatience.
+// Every rank that is driving answers at once with the peer of its oldest
+// wait; the asker follows the answers from the rank it waited on to one that
+// did not answer (stopped, hung, or busy outside ringlab), or that waits for
+// nobody, or round a circle (the ranks wait for each other), and its
+// TimeoutError names that rank first ("rank 1: rank 2 did not answer: rank 1
+// timed out ... from rank 3 ...; rank 3 waits for rank 2, which did not
+// answer ..."). An asker's question stays on record at every peer (it has
+// stopped waiting for good, perhaps without leaving), so a later asker
+// follows it even if the asker answers nothing more. A rank that shuts down
+// after such a timeout, with no wait succeeding since, fails with it first
+// (fail_all): its abort frames name the blamed rank, and every peer's error
+// then names it too ("rank 0: rank 2 failed or stopped answering (rank 3 gave
+// up because of it: ...)"). The transport itself survives a timeout: a
+// program that goes on (and whose next wait succeeds) leaves with a goodbye.
 #include "transport/tcp/engine.hpp"
 
 #include <sys/eventfd.h>
@@ -58,6 +85,8 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+
+#include "transport/tcp/rendezvous_watch.hpp"
 
 namespace ringlab::tcp {
 
@@ -75,6 +104,10 @@ constexpr std::size_t kParkBytes = 32 * 1024;
 // long in any case, is read into the queue.
 constexpr auto kParkPatience = std::chrono::milliseconds(5);
 constexpr auto kParkLimit = std::chrono::milliseconds(100);
+// How long a wait that ran out of time waits for the answers to "whom do you
+// wait for?": far more than a driving rank needs (a parked payload ahead of
+// the question moves within kParkLimit), far less than a timeout.
+constexpr Duration kAnswerPatience{500};
 
 std::string errno_text(int error) { return std::strerror(error); }
 
@@ -157,12 +190,16 @@ class RecvRequest final : public Request {
 }  // namespace
 
 Engine::Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
-               std::vector<boost::asio::ip::tcp::socket> sockets)
+               std::vector<boost::asio::ip::tcp::socket> sockets, std::uint64_t max_unexpected)
     : rank_(rank),
       size_(size),
+      max_unexpected_(max_unexpected),
       io_(std::move(io)),
       pool_(ScratchPool::create()),
+      said_(static_cast<std::size_t>(size), kUnheard),
+      gave_up_(static_cast<std::size_t>(size), false),
       connections_(static_cast<std::size_t>(size)) {
+  waits_.reserve(4);  // no allocation per wait
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0)
     throw CommError("rank " + std::to_string(rank) + ": eventfd failed: " + errno_text(errno));
@@ -299,35 +336,57 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
 
 void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout) {
   std::unique_lock lock(mutex_);
-  const auto deadline = Clock::now() + timeout;
-  bool polled = false;  // even a zero timeout gets one look at the sockets
-  while (!op->done) {
-    if (polled && Clock::now() >= deadline) {
-      if (!is_send) withdraw_locked(std::static_pointer_cast<RecvOp>(op));
-      throw TimeoutError(
-          timeout_message(rank_, is_send ? "send to" : "receive from", op->peer, op->tag, timeout));
-    }
-    if (driving_) {
-      ++followers_;
-      progressed_.wait_until(lock, deadline);
-      --followers_;
-      polled = true;
-      continue;
-    }
-    driving_ = true;
-    try {
-      drive(lock, deadline);
-    } catch (...) {
+  if (!op->done) {
+    const auto deadline = Clock::now() + timeout;
+    // On record while it waits (answers to "whom do you wait for?").
+    waits_.push_back(op.get());
+    struct Unlist {
+      std::vector<const Op*>& waits;
+      const Op* op;
+      ~Unlist() { waits.erase(std::find(waits.begin(), waits.end(), op)); }
+    } unlist{waits_, op.get()};
+    bool polled = false;  // even a zero timeout gets one look at the sockets
+    while (!op->done) {
+      if (polled && Clock::now() >= deadline) {
+        const std::string timed_out = timeout_message(rank_, is_send ? "send to" : "receive from",
+                                                      op->peer, op->tag, timeout);
+        if (!is_send) withdraw_locked(std::static_pointer_cast<RecvOp>(op));
+        if (!broken_.empty()) throw TimeoutError(timed_out);  // withdrawing it broke the stream
+        const Blame blame = find_blame(lock, *op, timed_out, timeout);
+        if (op->done) break;     // a send that finished meanwhile
+        if (!broken_.empty()) {  // another rank's abort came meanwhile: it names the cause
+          if (broken_peer_ >= 0) throw PeerError(broken_peer_, broken_);
+          throw CommError(broken_);
+        }
+        stalled_ = blame.rank;
+        stalled_message_ = blame.message;
+        throw TimeoutError(blame.message);
+      }
+      if (driving_) {
+        ++followers_;
+        progressed_.wait_until(lock, deadline);
+        --followers_;
+        polled = true;
+        continue;
+      }
+      driving_ = true;
+      try {
+        drive(lock, deadline);
+      } catch (...) {
+        driving_ = false;
+        progressed_.notify_all();
+        throw;
+      }
       driving_ = false;
-      progressed_.notify_all();
-      throw;
+      polled = true;
+      // A follower may take over driving now.
+      if (followers_ > 0) progressed_.notify_all();
     }
-    driving_ = false;
-    polled = true;
-    // A follower may take over driving now.
-    if (followers_ > 0) progressed_.notify_all();
   }
-  if (op->error.empty()) return;
+  if (op->error.empty()) {
+    if (stalled_ >= 0) stalled_ = -1;  // it recovered from its timeout
+    return;
+  }
   if (op->failed_peer >= 0) throw PeerError(op->failed_peer, op->error);
   throw CommError(op->error);
 }
@@ -355,7 +414,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
   bool any_parked = false;
   for (auto& c : connections_) {
     if (!c || !c->failure.empty()) continue;
-    any_parked = any_parked || c->parked;
+    any_parked = any_parked || (c->parked && c->frame.length <= max_unexpected_);
     const short events =
         static_cast<short>((c->parked ? 0 : POLLIN) | (writable(*c) ? POLLOUT : 0));
     poll_fds_.push_back({c->fd, events, 0});
@@ -390,7 +449,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
     Connection& c = *poll_connections_[i - 1];
     if (!revents || !c.failure.empty()) continue;
     // An error or hang-up is found by reading, so whatever is parked moves.
-    if (c.parked && (revents & (POLLHUP | POLLERR))) unpark(c, true);
+    if (c.parked && (revents & (POLLHUP | POLLERR))) unpark(c, c.frame.length <= max_unexpected_);
     if (revents & (POLLIN | POLLHUP | POLLERR)) read_ready(c);
     if ((revents & (POLLOUT | POLLERR)) && writable(c)) write_ready(c);
   }
@@ -436,7 +495,8 @@ void Engine::write_ready(Connection& c) {
 // ---- reading -----------------------------------------------------------------
 
 std::byte* Engine::payload_destination(Connection& c) const {
-  if (c.frame.kind == FrameKind::Abort) return c.control.data() + c.payload_got;
+  if (c.frame.kind == FrameKind::Abort || c.frame.kind == FrameKind::Waiting)
+    return c.control.data() + c.payload_got;
   if (c.target) return c.target->buffer.data() + c.payload_got;
   if (c.queued) return c.queued->data.storage.get() + c.payload_got;
   return nullptr;  // dropped
@@ -545,7 +605,7 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
   c.in_payload = true;
   c.target = nullptr;
   c.queued = nullptr;
-  if (header.kind == FrameKind::Abort) {
+  if (header.kind == FrameKind::Abort || header.kind == FrameKind::Waiting) {
     c.control.assign(header.length, std::byte{0});
     return true;  // finish_frame acts on it
   }
@@ -567,8 +627,8 @@ bool Engine::start_frame(Connection& c, const FrameHeader& header) {
     c.parked = true;
     c.parked_since = Clock::now();
     return true;
-  } else {
-    queue_arriving(c);
+  } else if (!queue_arriving(c)) {
+    return false;  // it claims too much to be kept: the connection failed
   }
   if (header.length == 0) finish_frame(c);
   return true;
@@ -579,17 +639,33 @@ bool Engine::receive_posted_from(int peer) const {
   return it != posted_.end() && it->first.first == peer;
 }
 
-void Engine::queue_arriving(Connection& c) {
+bool Engine::queue_arriving(Connection& c) {
+  if (c.frame.length > max_unexpected_) {
+    connection_lost(
+        c, "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
+               " sent a message of " + std::to_string(c.frame.length) + " bytes (" +
+               describe_tag(c.frame.tag) +
+               ") before its receive was posted, and a later message from rank " +
+               std::to_string(c.peer) +
+               " is wanted first; a message that comes before its "
+               "receive is kept in memory only up to " +
+               std::to_string(max_unexpected_) +
+               " bytes (kMaxUnexpectedBytes, transport/tcp/framing.hpp): post the receive for a "
+               "large message before receiving later ones from the same rank (or is rank " +
+               std::to_string(c.peer) + " not a ringlab rank of this job?)");
+    return false;
+  }
   auto message = std::make_shared<Queued>();
   message->size = c.frame.length;
   message->data = pool_->take(c.frame.length);
   queued_[Key{c.peer, c.frame.tag}].push_back(message);
   c.queued = std::move(message);
+  return true;
 }
 
 void Engine::unpark(Connection& c, bool into_queue) {
   c.parked = false;
-  if (into_queue && broken_.empty()) queue_arriving(c);
+  if (into_queue && broken_.empty() && !queue_arriving(c)) return;  // failed: too large
   // What is staged already goes where it belongs now; the rest is read when
   // poll() next reports the socket, so a driver blocked without watching it
   // must look again.
@@ -600,16 +676,18 @@ void Engine::unpark(Connection& c, bool into_queue) {
 void Engine::unpark_overdue(Clock::time_point now) {
   for (auto& c : connections_) {
     if (!c || !c->parked) continue;
+    if (c->frame.length > max_unexpected_) continue;  // waits for its receive
     const auto quiet_since = std::max(last_event_, c->parked_since);
     if (now - quiet_since >= kParkPatience || now - c->parked_since >= kParkLimit) unpark(*c, true);
   }
 }
 
 void Engine::finish_frame(Connection& c) {
-  if (c.frame.kind == FrameKind::Abort) {
+  if (c.frame.kind == FrameKind::Abort || c.frame.kind == FrameKind::Waiting) {
+    const FrameKind kind = c.frame.kind;
     c.in_payload = false;
     c.frame.kind = FrameKind::Data;
-    return abort_received(c);
+    return kind == FrameKind::Abort ? abort_received(c) : waiting_received(c);
   }
   if (c.target) complete(*c.target);
   if (c.queued) c.queued->complete = true;
@@ -672,17 +750,132 @@ void Engine::abort_received(Connection& c) {
   const std::optional<Abort> abort = decode_abort(c.control);
   c.control.clear();
   // The sender closes next; what it failed on is the root cause.
-  const std::string closed =
-      "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) + " aborted";
-  c.failure = closed;
+  c.failure = "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) + " aborted";
   c.departed = true;
   c.stage_begin = c.stage_end = 0;
   if (!broken_.empty()) return;
   int culprit = c.peer;
   if (abort && abort->culprit >= 0 && abort->culprit < size_ && abort->culprit != rank_)
     culprit = abort->culprit;
-  fail_all(culprit,
-           closed + " after a failure (" + (abort ? abort->reason : "no reason given") + ")");
+  const std::string reason = abort ? abort->reason : "no reason given";
+  // The culprit first: every rank's error names the same rank first. What is
+  // passed on is the root cause.
+  fail_all(culprit, abort_message(rank_, c.peer, culprit, reason), &reason);
+}
+
+void Engine::waiting_received(Connection& c) {
+  const std::optional<Waiting> waiting = decode_waiting(c.control);
+  c.control.clear();
+  if (!waiting || !broken_.empty() || shut_down_) return;
+  const int said =
+      waiting->waiting_for >= 0 && waiting->waiting_for < size_ ? waiting->waiting_for : -1;
+  said_[static_cast<std::size_t>(c.peer)] = said;
+  // A question stands until that rank answers one of this rank's.
+  gave_up_[static_cast<std::size_t>(c.peer)] = waiting->asking;
+  if (waiting->asking) {
+    queue_control(c, FrameKind::Waiting, encode_waiting({waiting_for_now(), false}));
+    write_ready(c);
+  }
+  if (followers_ > 0) progressed_.notify_all();  // an asker may be one of them
+}
+
+int Engine::waiting_for_now() const { return waits_.empty() ? -1 : waits_.front()->peer; }
+
+Engine::ChainEnd Engine::follow_answers(int first, std::vector<int>& chain) const {
+  chain.clear();
+  for (int at = first;;) {
+    chain.push_back(at);
+    const int next = said_[static_cast<std::size_t>(at)];
+    if (next == kUnheard) return ChainEnd::Unanswered;
+    if (next < 0) return ChainEnd::WaitsForNobody;
+    if (next == rank_ || std::find(chain.begin(), chain.end(), next) != chain.end()) {
+      chain.push_back(next);
+      return ChainEnd::Circle;
+    }
+    at = next;
+  }
+}
+
+Engine::Blame Engine::find_blame(std::unique_lock<std::mutex>& lock, const Op& op,
+                                 const std::string& timed_out, Duration timeout) {
+  // With one peer there is nobody else to blame.
+  if (size_ <= 2 || !broken_.empty()) return {op.peer, timed_out};
+
+  // Ask every peer (answers from an earlier question are stale; a peer's own
+  // question stands).
+  for (std::size_t q = 0; q < said_.size(); ++q)
+    if (!gave_up_[q]) said_[q] = kUnheard;
+  said_[static_cast<std::size_t>(rank_)] = op.peer;
+  const std::vector<std::byte> question = encode_waiting({op.peer, true});
+  for (auto& c : connections_) {
+    if (!c || !c->failure.empty() || !c->send_failure.empty()) continue;
+    queue_control(*c, FrameKind::Waiting, question);
+    write_ready(*c);
+  }
+  if (driving_) wake_driver();  // it now has sends to watch
+
+  // Drive (or let another thread drive) until the chain of answers from
+  // op.peer ends, or patience runs out.
+  const auto until = Clock::now() + std::min(timeout, kAnswerPatience);
+  std::vector<int> chain;
+  ChainEnd end = follow_answers(op.peer, chain);
+  while (end == ChainEnd::Unanswered && broken_.empty() && !op.done && Clock::now() < until) {
+    if (driving_) {
+      ++followers_;
+      progressed_.wait_until(lock, until);
+      --followers_;
+    } else {
+      driving_ = true;
+      try {
+        drive(lock, until);
+      } catch (...) {
+        driving_ = false;
+        progressed_.notify_all();
+        throw;
+      }
+      driving_ = false;
+      if (followers_ > 0) progressed_.notify_all();
+    }
+    end = follow_answers(op.peer, chain);
+  }
+
+  // "Rank 3 waits for rank 0, and rank 0 waits for rank 2"
+  auto waits_text = [&] {
+    std::string text;
+    for (std::size_t i = 0; i + 1 < chain.size(); ++i)
+      text += std::string(i == 0                  ? "Rank "
+                          : i + 2 == chain.size() ? ", and rank "
+                                                  : ", rank ") +
+              std::to_string(chain[i]) + " waits for rank " + std::to_string(chain[i + 1]);
+    return text;
+  };
+  const std::string me = "rank " + std::to_string(rank_);
+  const std::string patience = std::to_string(std::min(timeout, kAnswerPatience).count()) + " ms";
+  const int last = chain.back();
+  const std::string blamed = "rank " + std::to_string(last);
+  switch (end) {
+    case ChainEnd::Unanswered: {
+      const std::string silent = " did not answer within " + patience +
+                                 " when asked whom it waits for (stopped, hung, or busy outside "
+                                 "ringlab?)";
+      if (chain.size() == 1) return {last, timed_out + " Rank " + std::to_string(last) + silent};
+      return {last, me + ": " + blamed + " did not answer: " + timed_out + " " + waits_text() +
+                        ", which" + silent};
+    }
+    case ChainEnd::WaitsForNobody: {
+      const std::string idle =
+          " answered that it waits for no rank: it is not in this collective (did the ranks run "
+          "the same collectives in the same order?)";
+      if (chain.size() == 1) return {last, timed_out + " Rank " + std::to_string(last) + idle};
+      return {last, me + ": " + blamed + " is not taking part: " + timed_out + " " + waits_text() +
+                        ", which" + idle};
+    }
+    case ChainEnd::Circle:
+      break;
+  }
+  return {op.peer, timed_out + " " + waits_text() +
+                       ": the ranks wait for each other (did they run the same collectives in the "
+                       "same order?)"};
 }
 
 void Engine::queue_control(Connection& c, FrameKind kind, std::vector<std::byte> payload) {
@@ -705,11 +898,11 @@ bool Engine::sends_pending() const {
                      [this](const auto& c) { return c && writable(*c); });
 }
 
-void Engine::fail_all(int culprit, const std::string& why) {
+void Engine::fail_all(int culprit, const std::string& why, const std::string* relayed) {
   if (!broken_.empty()) return;
   broken_ = why;
   broken_peer_ = culprit;
-  const std::vector<std::byte> abort = encode_abort({culprit, why});
+  const std::vector<std::byte> abort = encode_abort({culprit, relayed ? *relayed : why});
   for (auto& c : connections_) {
     if (!c) continue;
     // A frame partly written must be finished before another can follow:
@@ -755,6 +948,17 @@ void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
   // takes the rest, so nothing is written into a buffer nobody waits on.
   Connection& c = *connections_[static_cast<std::size_t>(op->peer)];
   if (c.target != op) return;
+  if (c.frame.length > max_unexpected_) {
+    // Too large to keep for a later receive: it is lost, so is the stream.
+    connection_lost(c, "rank " + std::to_string(rank_) + ": the receive of " +
+                           std::to_string(c.frame.length) + " bytes from rank " +
+                           std::to_string(c.peer) + " (" + describe_tag(c.frame.tag) +
+                           ") was given up while its message was arriving, and a message of more "
+                           "than " +
+                           std::to_string(max_unexpected_) +
+                           " bytes (kMaxUnexpectedBytes) cannot be kept for a later receive");
+    return;
+  }
   auto message = std::make_shared<Queued>();
   message->size = c.frame.length;
   message->data = pool_->take(c.frame.length);
@@ -780,6 +984,9 @@ void Engine::abandon_recv(const std::shared_ptr<RecvOp>& op) {
 void Engine::shutdown(Duration timeout) {
   std::unique_lock lock(mutex_);
   if (shut_down_) return;
+  // Leaving right after a wait ran out of time, it leaves because of that:
+  // the peers learn whom it blamed (abort frames) rather than a goodbye.
+  if (broken_.empty() && stalled_ >= 0) fail_all(stalled_, stalled_message_);
   shutting_down_ = true;
   // Finish queued sends (dropped requests' copies included) so the peers get
   // every message this rank sent, then say goodbye on every connection whose
@@ -791,7 +998,7 @@ void Engine::shutdown(Duration timeout) {
       Clock::now() + (broken_.empty() ? timeout : std::min(timeout, kAbortLinger));
   // Nothing will be received any more; a peer may still be sending.
   for (auto& c : connections_)
-    if (c && c->parked) unpark(*c, true);
+    if (c && c->parked) unpark(*c, c->frame.length <= max_unexpected_);
   auto flush = [&] {
     while (sends_pending() && Clock::now() < deadline && !driving_) {
       driving_ = true;

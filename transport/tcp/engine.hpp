@@ -24,6 +24,11 @@
 // wait of this engine with a PeerError naming that peer, and an abort frame
 // naming it goes to every other peer.
 //
+// Blame (see engine.cpp): a wait that runs out of time asks every peer whom
+// it waits for and names the rank at the end of that chain, the one that did
+// not answer; a rank that leaves right after such a timeout sends abort
+// frames naming that rank, so every rank's error names the same one.
+//
 // Locking: one mutex guards all state; it is released only around poll().
 #pragma once
 
@@ -49,8 +54,11 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // sockets[peer] is the connection to peer (after the handshake); the entry
   // for this rank itself is an unopened socket. io is the context the sockets
   // belong to (it must outlive them; nothing runs it any more).
+  // max_unexpected: the most a message that arrives before its receive may
+  // claim (framing.hpp; tests lower it).
   Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
-         std::vector<boost::asio::ip::tcp::socket> sockets);
+         std::vector<boost::asio::ip::tcp::socket> sockets,
+         std::uint64_t max_unexpected = kMaxUnexpectedBytes);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -98,8 +106,10 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // Uses the bytes already in c's staging buffer.
   void consume_staged(Connection& c);
   bool receive_posted_from(int peer) const;
-  // The frame being read on c has no posted receive: it is queued.
-  void queue_arriving(Connection& c);
+  // The frame being read on c has no posted receive: it is queued. False
+  // (and the connection failed, naming the peer) if it claims more than
+  // max_unexpected_.
+  bool queue_arriving(Connection& c);
   // c's parked frame goes to the receive just attached (c.target), or into
   // the queue (into_queue), or is dropped; reading c resumes.
   void unpark(Connection& c, bool into_queue);
@@ -114,11 +124,30 @@ class Engine : public std::enable_shared_from_this<Engine> {
   void fail_sends(Connection& c, int error);
   // Every pending and future operation fails with PeerError(culprit, why);
   // an abort frame naming culprit goes to every peer still connected.
-  void fail_all(int culprit, const std::string& why);
+  // relayed: what the abort frames say instead of why (an abort passed on
+  // carries the root cause, not a wrapping of it per hop).
+  void fail_all(int culprit, const std::string& why, const std::string* relayed = nullptr);
   // The peer said goodbye while still needed (for `what`): fail_all naming it.
   std::string departed_message(int peer, const std::string& what) const;
   void goodbye_received(Connection& c);
   void abort_received(Connection& c);
+  void waiting_received(Connection& c);
+
+  // A wait on op.peer ran out of time (timed_out: the standard message):
+  // asks every peer whom it waits for, follows the answers from op.peer to
+  // the rank that did not answer (or waits for nobody, or closes a circle),
+  // and returns that rank and the error message naming it first.
+  struct Blame {
+    int rank = -1;
+    std::string message;
+  };
+  Blame find_blame(std::unique_lock<std::mutex>& lock, const Op& op, const std::string& timed_out,
+                   Duration timeout);
+  // How a chain of "waits for" answers from `first` ends (chain: the ranks on it).
+  enum class ChainEnd { Unanswered, WaitsForNobody, Circle };
+  ChainEnd follow_answers(int first, std::vector<int>& chain) const;
+  // The peer the oldest wait of this rank is on, or -1.
+  int waiting_for_now() const;
   void queue_control(Connection& c, FrameKind kind, std::vector<std::byte> payload);
   bool writable(const Connection& c) const;
   bool sends_pending() const;
@@ -129,6 +158,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   int rank_;
   int size_;
+  std::uint64_t max_unexpected_;
   std::unique_ptr<boost::asio::io_context> io_;
   // Memory of messages that arrive before their receive is posted (fresh
   // memory for each would be faulted in page by page). TcpTransport takes its
@@ -144,6 +174,18 @@ class Engine : public std::enable_shared_from_this<Engine> {
   int broken_peer_ = -1;
   bool shutting_down_ = false;
   bool shut_down_ = false;
+  // The waits in progress (their ops), oldest first: whom this rank waits for.
+  std::vector<const Op*> waits_;
+  // By rank: whom it said it waits for (waiting frames; kUnheard: nothing
+  // heard), and whether it said so because it gave up waiting (then it
+  // stands, also when that rank answers nothing more).
+  static constexpr int kUnheard = -2;
+  std::vector<int> said_;
+  std::vector<bool> gave_up_;
+  // The rank the last wait that ran out of time blamed (-1: none, or a wait
+  // succeeded since): a rank that shuts down now aborts naming it.
+  int stalled_ = -1;
+  std::string stalled_message_;
   int wake_fd_ = -1;  // eventfd: wakes a driver blocked in poll() when a send is queued
   // When a poll() last reported an event (see kParkPatience in engine.cpp).
   std::chrono::steady_clock::time_point last_event_ = std::chrono::steady_clock::now();

@@ -77,8 +77,7 @@ FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> by
                               " (this build speaks version " + std::to_string(kFrameVersion) +
                               "; are all ranks the same ringlab build?)"};
   const auto kind = get<std::uint16_t>(in + 6);
-  if (kind < 1 || kind > 5)
-    return {std::nullopt, "unknown frame kind " + std::to_string(kind)};
+  if (kind < 1 || kind > 6) return {std::nullopt, "unknown frame kind " + std::to_string(kind)};
   if (get<std::uint32_t>(in + 12) != 0)
     return {std::nullopt, "reserved header field is not zero"};
   FrameHeader header;
@@ -95,6 +94,9 @@ FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> by
   if (header.kind == FrameKind::Abort && (header.length < 4 || header.length > 4 + kMaxAbortReason))
     return {std::nullopt, "abort frame with payload length " + std::to_string(header.length) +
                               " (expected 4 to " + std::to_string(4 + kMaxAbortReason) + ")"};
+  if (header.kind == FrameKind::Waiting && header.length != kWaitingBytes)
+    return {std::nullopt, "waiting frame with payload length " + std::to_string(header.length) +
+                              " (expected " + std::to_string(kWaitingBytes) + ")"};
   if ((header.kind == FrameKind::Hello || header.kind == FrameKind::HelloAck) &&
       header.length != kHelloBytes)
     return {std::nullopt, "handshake frame with payload length " + std::to_string(header.length) +
@@ -129,6 +131,20 @@ std::optional<Abort> decode_abort(std::span<const std::byte> payload) {
   abort.culprit = get<std::int32_t>(payload.data());
   abort.reason.assign(reinterpret_cast<const char*>(payload.data() + 4), payload.size() - 4);
   return abort;
+}
+
+std::vector<std::byte> encode_waiting(const Waiting& waiting) {
+  std::vector<std::byte> out(kWaitingBytes);
+  put<std::int32_t>(out.data(), waiting.waiting_for);
+  put<std::uint32_t>(out.data() + 4, waiting.asking ? 1u : 0u);
+  return out;
+}
+
+std::optional<Waiting> decode_waiting(std::span<const std::byte> payload) {
+  if (payload.size() != kWaitingBytes) return std::nullopt;
+  const auto flags = get<std::uint32_t>(payload.data() + 4);
+  if (flags > 1) return std::nullopt;
+  return Waiting{get<std::int32_t>(payload.data()), flags == 1};
 }
 
 // ---- store messages ----------------------------------------------------------

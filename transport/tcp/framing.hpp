@@ -8,7 +8,8 @@
 //      offset size  field
 //      0      4     magic   "RLTF"
 //      4      2     version kFrameVersion
-//      6      2     kind    1 = data, 2 = hello, 3 = hello_ack, 4 = goodbye, 5 = abort
+//      6      2     kind    1 = data, 2 = hello, 3 = hello_ack, 4 = goodbye, 5 = abort,
+//                           6 = waiting
 //      8      4     source  sending rank (int32)
 //      12     4     reserved, 0
 //      16     8     tag     the Transport tag (data); 0 otherwise
@@ -37,6 +38,16 @@
 //
 //      0      4     culprit rank (int32): the rank the failure names
 //      4      n     the failure's text (UTF-8, not terminated)
+//
+//    waiting (payload exactly kWaitingBytes = 8 bytes): whom the sender waits
+//    for. A rank whose wait runs out of time asks every peer (asking = 1,
+//    naming the rank it gave up on); a rank that is driving its sockets
+//    answers the asker (asking = 0) with the rank its oldest wait is on. A
+//    rank stopped or hung answers nothing, so the asker follows the answers
+//    to the rank that did not answer and names it (engine.cpp, "Blame").
+//
+//      0      4     the rank waited for (int32), -1: none
+//      4      4     flags (uint32): bit 0 = asking; the other bits 0
 //
 // 2. Store request / reply: a 24-byte header, then `body_length` body bytes.
 //    The body is a sequence of strings (the arguments / results), each a
@@ -77,7 +88,23 @@ inline constexpr std::size_t kHelloBytes = 16;
 // tensor, and must not become an allocation.
 inline constexpr std::uint64_t kMaxFrameBytes = std::uint64_t{1} << 34;
 
-enum class FrameKind : std::uint16_t { Data = 1, Hello = 2, HelloAck = 3, Goodbye = 4, Abort = 5 };
+// The most a data frame may claim and still be kept in memory when it
+// arrives before its receive is posted (1 GiB). A larger one is parked in the
+// socket until its receive comes (transport/tcp/engine.cpp) and is never
+// copied into memory; if it has to make way for a later message (a receive
+// from its sender for another tag), the connection fails naming the peer. So
+// a header alone cannot make a rank reserve more than this. A posted receive
+// takes a frame of its own size, however large (up to kMaxFrameBytes).
+inline constexpr std::uint64_t kMaxUnexpectedBytes = std::uint64_t{1} << 30;
+
+enum class FrameKind : std::uint16_t {
+  Data = 1,
+  Hello = 2,
+  HelloAck = 3,
+  Goodbye = 4,
+  Abort = 5,
+  Waiting = 6,
+};
 // The longest failure text an abort frame carries (longer ones are cut).
 inline constexpr std::size_t kMaxAbortReason = 1024;
 
@@ -115,6 +142,15 @@ struct Abort {
 std::vector<std::byte> encode_abort(const Abort& abort);
 // nullopt if the payload is shorter than 4 bytes.
 std::optional<Abort> decode_abort(std::span<const std::byte> payload);
+
+inline constexpr std::size_t kWaitingBytes = 8;
+struct Waiting {
+  std::int32_t waiting_for = -1;  // -1: no rank
+  bool asking = false;            // the sender gave up waiting, and wants answers
+};
+std::vector<std::byte> encode_waiting(const Waiting& waiting);
+// nullopt unless the payload is kWaitingBytes long with no unknown flag.
+std::optional<Waiting> decode_waiting(std::span<const std::byte> payload);
 
 // ---- store messages ----------------------------------------------------------
 

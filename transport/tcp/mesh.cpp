@@ -9,6 +9,7 @@
 
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/log.hpp"
+#include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
 
 namespace ringlab::tcp {
@@ -17,6 +18,8 @@ namespace {
 
 constexpr std::size_t kHandshakeBytes = kFrameHeaderBytes + kHelloBytes;
 constexpr auto kConnectRetry = std::chrono::milliseconds(20);
+// How often the connections already made (and the store's) are looked at.
+constexpr auto kWatchInterval = std::chrono::milliseconds(20);
 
 std::array<std::byte, kHandshakeBytes> encode_handshake(FrameKind kind, int source,
                                                         const Hello& hello) {
@@ -66,10 +69,12 @@ class Mesh::Impl {
         report_(report),
         io_(std::make_unique<asio::io_context>()),
         acceptor_(*io_),
-        report_timer_(*io_) {
+        report_timer_(*io_),
+        watch_timer_(*io_) {
     sockets_.reserve(static_cast<std::size_t>(r.world_size));
     for (int i = 0; i < r.world_size; ++i) sockets_.emplace_back(*io_);
     connected_.assign(static_cast<std::size_t>(r.world_size), false);
+    watched_.assign(static_cast<std::size_t>(r.world_size), false);
     last_error_.assign(static_cast<std::size_t>(r.world_size), std::string());
     const auto endpoint =
         resolve(*io_, r.bind_addr, 0, "bind (RINGLAB_BIND_ADDR)").begin()->endpoint();
@@ -83,6 +88,10 @@ class Mesh::Impl {
   }
 
   int port() const { return acceptor_.local_endpoint().port(); }
+  void watch_store(std::function<bool()> closed, std::function<bool()> answers) {
+    store_closed_ = std::move(closed);
+    store_answers_ = std::move(answers);
+  }
 
   // Connects to every lower rank (addresses[q]) and accepts every higher one.
   Connected run(const std::vector<std::string>& addresses) {
@@ -91,9 +100,17 @@ class Mesh::Impl {
     for (int lower = 0; lower < r_.rank; ++lower)
       connect_to(lower, addresses[static_cast<std::size_t>(lower)]);
     if (report_ && missing_ > 0) spawn(report_missing());
+    if (missing_ > 0) spawn(watch_connections());
     while (missing_ > 0 && !escaped_ && Clock::now() < deadline_) io_->run_one_until(deadline_);
     finish();
-    if (escaped_) std::rethrow_exception(escaped_);
+    if (escaped_) {
+      try {
+        std::rethrow_exception(escaped_);
+      } catch (const PeerError& error) {
+        abort_connected(error.peer(), error.what());
+        throw;
+      }
+    }
     if (missing_ > 0) {
       std::vector<int> absent = unconnected();
       std::string details;
@@ -112,7 +129,7 @@ class Mesh::Impl {
           const auto& address = addresses[static_cast<std::size_t>(q)];
           loopback_published |= address.rfind("127.", 0) == 0 || address.rfind("[::1]", 0) == 0;
         }
-      throw TimeoutError(
+      const std::string message =
           me() + ": timed out after " + std::to_string(r_.timeout.count()) +
           " ms connecting to the other ranks: " + list_ranks(absent) + " did not show up" +
           details + ". Are they running with WORLD_SIZE=" + std::to_string(r_.world_size) +
@@ -120,7 +137,19 @@ class Mesh::Impl {
           (loopback_published ? " (Ranks on other hosts need RINGLAB_BIND_ADDR set to an address "
                                 "the others can reach: a rank bound to loopback publishes a "
                                 "loopback address.)"
-                              : ""));
+                              : "");
+      if (r_.rank != 0 && store_answers_ && !store_answers_()) {
+        // They may be waiting for the store as this rank did.
+        const std::string lost = me() +
+                                 ": lost rank 0, which hosts the store: it did not answer at the "
+                                 "end of the rendezvous (stopped or hung?), so the ranks still "
+                                 "missing may be waiting for it too (" +
+                                 message.substr(me().size() + 2) + ")";
+        abort_connected(0, lost);
+        throw PeerError(0, lost);
+      }
+      abort_connected(absent.front(), message);
+      throw TimeoutError(message);
     }
     return {std::move(io_), std::move(sockets_)};
   }
@@ -321,6 +350,7 @@ class Mesh::Impl {
     socket.set_option(tcp::no_delay(true), ignored);
     sockets_[static_cast<std::size_t>(peer)] = std::move(socket);
     connected_[static_cast<std::size_t>(peer)] = true;
+    watched_[static_cast<std::size_t>(peer)] = true;
     --missing_;
   }
 
@@ -335,13 +365,63 @@ class Mesh::Impl {
     }
   }
 
-  // Stops listening, connecting and reporting, and drops every unfinished
-  // handshake.
+  // Looks at the connections made so far, and at the store's, every
+  // kWatchInterval; news of a failure ends run() with a PeerError.
+  awaitable<void> watch_connections() {
+    for (;;) {
+      watch_timer_.expires_after(kWatchInterval);
+      ErrorCode error;
+      co_await watch_timer_.async_wait(asio::redirect_error(asio::use_awaitable, error));
+      if (error || finished_) co_return;
+      for (int q = 0; q < r_.world_size; ++q) {
+        if (!watched_[static_cast<std::size_t>(q)]) continue;
+        const ConnectionNews news =
+            look_at_connection(sockets_[static_cast<std::size_t>(q)].native_handle());
+        const std::string rank = "rank " + std::to_string(q);
+        switch (news.kind) {
+          case ConnectionNews::Kind::Quiet:
+            break;
+          case ConnectionNews::Kind::Talking:  // it finished its rendezvous
+            watched_[static_cast<std::size_t>(q)] = false;
+            break;
+          case ConnectionNews::Kind::Closed:
+            throw PeerError(q, me() + ": lost " + rank +
+                                   (q == 0 ? ", which hosts the store," : "") +
+                                   " during the rendezvous (its connection closed: " + news.reason +
+                                   "): " + rank + " probably exited or crashed");
+          case ConnectionNews::Kind::Aborted: {
+            const int culprit =
+                news.culprit >= 0 && news.culprit < r_.world_size && news.culprit != r_.rank
+                    ? news.culprit
+                    : q;
+            throw PeerError(culprit, abort_message(r_.rank, q, culprit, news.reason));
+          }
+        }
+      }
+      if (store_closed_ && r_.rank != 0 && store_closed_())
+        throw PeerError(0, me() +
+                               ": lost rank 0, which hosts the store, during the rendezvous "
+                               "(its connection to the store closed): rank 0 probably exited "
+                               "or crashed");
+    }
+  }
+
+  // Tells the peers connected so far that this rendezvous failed because of
+  // culprit (they name it too, rather than this rank).
+  void abort_connected(int culprit, const std::string& why) {
+    for (int q = 0; q < r_.world_size; ++q)
+      if (connected_[static_cast<std::size_t>(q)] && q != culprit)
+        send_abort(sockets_[static_cast<std::size_t>(q)].native_handle(), r_.rank, culprit, why);
+  }
+
+  // Stops listening, connecting, watching and reporting, and drops every
+  // unfinished handshake.
   void finish() {
     finished_ = true;
     ErrorCode ignored;
     acceptor_.close(ignored);
     report_timer_.cancel();
+    watch_timer_.cancel();
     for (auto& out : outgoing_) {
       out->pause.cancel();
       if (out->socket.is_open()) out->socket.close(ignored);
@@ -369,8 +449,11 @@ class Mesh::Impl {
   std::unique_ptr<asio::io_context> io_;
   tcp::acceptor acceptor_;
   asio::steady_timer report_timer_;
+  asio::steady_timer watch_timer_;
+  std::function<bool()> store_closed_, store_answers_;
   std::vector<tcp::socket> sockets_;
   std::vector<bool> connected_;
+  std::vector<bool> watched_;  // connected, and not yet seen talking
   std::vector<std::string> last_error_;
   std::vector<std::shared_ptr<Stranger>> strangers_;
   std::vector<std::shared_ptr<Outgoing>> outgoing_;
@@ -386,6 +469,9 @@ Mesh::~Mesh() = default;
 int Mesh::port() const { return impl_->port(); }
 Mesh::Connected Mesh::run(const std::vector<std::string>& addresses) {
   return impl_->run(addresses);
+}
+void Mesh::watch_store(std::function<bool()> closed, std::function<bool()> answers) {
+  impl_->watch_store(std::move(closed), std::move(answers));
 }
 
 }  // namespace ringlab::tcp

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,8 +41,18 @@ class Mesh {
   };
   // Connects to every lower rank (addresses[q] = "host:port") and accepts
   // every higher one; then stops listening. Throws TimeoutError at the
-  // deadline naming the ranks that did not show up.
+  // deadline naming the ranks that did not show up, or a PeerError naming
+  // rank 0 if the store (watch_store) does not answer then. Meanwhile it
+  // watches the connections already made (rendezvous_watch.hpp) and the
+  // store's: a peer that closes, a peer's abort, or the store's host gone
+  // ends it at once with a PeerError naming the rank at fault. On any failure
+  // the peers already connected get an abort frame naming that rank.
   Connected run(const std::vector<std::string>& addresses);
+  // While run() waits, closed() says whether the connection to the store
+  // closed (it must not wait); when run() times out, answers() says whether
+  // the store still answers (it may wait a little), since ranks that do not
+  // show up may be waiting for a store that stopped.
+  void watch_store(std::function<bool()> closed, std::function<bool()> answers);
 
   class Impl;
 

@@ -15,14 +15,29 @@
 // Every step has the rendezvous deadline; a timeout names the ranks missing.
 // While rank 0 waits (steps 4 and 5) it logs every few seconds whom it waits
 // for (wait_report.hpp), so a job whose other ranks never come is not silent.
+//
+// Blame: steps 4 and 5 watch the connections already made
+// (rendezvous_watch.hpp): a peer that closes or aborts fails the rendezvous
+// at once, naming the rank at fault, and a rendezvous that fails sends an
+// abort frame naming that rank to the peers connected so far, so the ones
+// already waiting in their first collective name it too. The store lives in
+// rank 0: losing it (its connection closes, or it stops answering) is
+// reported as losing rank 0. At the end of step 5 rank 0 gives the ranks
+// still connecting a little longer than its own deadline to say whom they
+// wait for (their aborts), so it names the rank they all wait on, not the
+// lowest one missing.
+#include <poll.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/mesh.hpp"
+#include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
 #include "transport/tcp/transport_impl.hpp"
 #include "transport/tcp/wait_report.hpp"
@@ -76,18 +91,147 @@ long long remaining_ms(Clock::time_point deadline) {
   return std::max<long long>(ms_left(deadline), 1);
 }
 
+// How long rank 0 waits past its deadline, at the end of the rendezvous, for
+// the ranks still connecting to say whom they wait for.
+constexpr Duration kLastWordPatience{500};
+constexpr auto kEndWatchInterval = std::chrono::milliseconds(20);
+
+// Step 5 on rank 0: waits until every other rank is done, watching the
+// connections (sockets[q] to rank q). Throws naming the rank at fault, after
+// telling the others.
+void wait_until_all_done(const Rendezvous& r, Store& store, Clock::time_point deadline,
+                         WaitReport& report, std::vector<asio::ip::tcp::socket>& sockets) {
+  const std::string me = "rank " + std::to_string(r.rank);
+  std::vector<std::string> done_keys;
+  for (int q = 1; q < r.world_size; ++q) done_keys.push_back(kPrefix + "done/" + std::to_string(q));
+  auto not_done = [&] {
+    std::vector<int> absent;
+    for (int q = 1; q < r.world_size; ++q)
+      if (!store.check({done_keys[static_cast<std::size_t>(q - 1)]})) absent.push_back(q);
+    return absent;
+  };
+  // Every rank is told whom this rank blames before it throws.
+  auto fail = [&](int culprit, const std::string& why, bool timed_out) {
+    for (int q = 1; q < r.world_size; ++q)
+      if (q != culprit)
+        send_abort(sockets[static_cast<std::size_t>(q)].native_handle(), 0, culprit, why);
+    if (timed_out) throw TimeoutError(why);
+    throw PeerError(culprit, why);
+  };
+  std::vector<bool> watched(static_cast<std::size_t>(r.world_size), true);
+  watched[0] = false;
+  const auto last_word = deadline + std::min(r.timeout, kLastWordPatience);
+  while (!store.check(done_keys)) {
+    // News from a connection?
+    std::vector<pollfd> fds;
+    for (int q = 1; q < r.world_size; ++q)
+      if (watched[static_cast<std::size_t>(q)])
+        fds.push_back({sockets[static_cast<std::size_t>(q)].native_handle(), POLLIN, 0});
+    const auto now = Clock::now();
+    const auto wake = std::min(
+        {now + kEndWatchInterval, report.next_due(), now < deadline ? deadline : last_word});
+    ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(0, ms_left(wake))));
+    for (int q = 1; q < r.world_size; ++q) {
+      if (!watched[static_cast<std::size_t>(q)]) continue;
+      const ConnectionNews news =
+          look_at_connection(sockets[static_cast<std::size_t>(q)].native_handle());
+      if (news.kind == ConnectionNews::Kind::Quiet) continue;
+      // A rank that has finished its rendezvous is the engine's: what it
+      // sends (an abort too, left in the socket) is read there.
+      if (news.kind == ConnectionNews::Kind::Talking ||
+          store.check({done_keys[static_cast<std::size_t>(q - 1)]})) {
+        watched[static_cast<std::size_t>(q)] = false;
+        continue;
+      }
+      const std::string rank = "rank " + std::to_string(q);
+      if (news.kind == ConnectionNews::Kind::Closed)
+        fail(q,
+             me + ": lost " + rank + " at the end of the rendezvous (its connection closed: " +
+                 news.reason + "): " + rank + " probably exited or crashed",
+             false);
+      if (news.kind == ConnectionNews::Kind::Aborted) {
+        const int culprit = news.culprit > 0 && news.culprit < r.world_size ? news.culprit : q;
+        fail(culprit, abort_message(0, q, culprit, news.reason), false);
+      }
+    }
+    if (Clock::now() >= last_word) {
+      const std::vector<int> absent = not_done();
+      if (absent.empty()) break;
+      fail(absent.front(),
+           me + ": " + list_ranks({absent.front()}) +
+               " did not finish the rendezvous: timed out after " +
+               std::to_string(r.timeout.count()) + " ms at its end: " + list_ranks(absent) +
+               " did not finish connecting to the others (see their errors)",
+           true);
+    }
+    if (Clock::now() < deadline)
+      report.report_if_due(not_done(), " to finish connecting to the others");
+  }
+}
+
+// How long rank 0 keeps the store up after its rendezvous failed: the others
+// are near their own deadlines and should reach them and say what they
+// found, not lose the store first and blame rank 0.
+constexpr Duration kStoreLinger{1000};
+// How long a rank whose connecting timed out gives the store to answer.
+constexpr Duration kProbe{250};
+
+// A short question to the store: false if it does not answer (a stopped or
+// hung rank 0). The store keeps its timeout.
+bool store_answers(Store& store, Duration patience) {
+  const Duration saved = store.timeout();
+  store.set_timeout(patience);
+  try {
+    store.num_keys();
+  } catch (const CommError&) {
+    store.set_timeout(saved);
+    return false;
+  }
+  store.set_timeout(saved);
+  return true;
+}
+
+std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
+                                            std::unique_ptr<TcpTransport::Impl>& impl);
+
 }  // namespace
 
 std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
   check_rendezvous(r);
-  const auto deadline = Clock::now() + r.timeout;
   const std::string me = "rank " + std::to_string(r.rank);
   auto impl = std::make_unique<TcpTransport::Impl>();
+  if (r.rank == 0) {
+    try {
+      return connect_steps(r, impl);
+    } catch (...) {
+      if (impl && impl->server) std::this_thread::sleep_for(std::min(r.timeout, kStoreLinger));
+      throw;
+    }
+  }
+  try {
+    return connect_steps(r, impl);
+  } catch (const StoreLostError& lost) {
+    throw PeerError(0, me + ": lost rank 0, which hosts the store: " + lost.what());
+  }
+}
+
+namespace {
+
+std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
+                                            std::unique_ptr<TcpTransport::Impl>& impl) {
+  const auto deadline = Clock::now() + r.timeout;
+  const std::string me = "rank " + std::to_string(r.rank);
 
   // 1. The store.
   if (r.rank == 0)
     impl->server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout);
-  impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout);
+  try {
+    impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout);
+  } catch (const CommError& unreachable) {
+    if (r.rank == 0) throw;
+    throw PeerError(0,
+                    me + ": could not reach rank 0, which hosts the store: " + unreachable.what());
+  }
   Store& store = *impl->store;
 
   // 2. The job: rank 0 names it; everyone checks the world size and claims a rank.
@@ -124,7 +268,7 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
   for (int q = 0; q < r.rank; ++q) lower_keys.push_back(address_key(q));
   try {
     store.wait(lower_keys, Duration(remaining_ms(deadline)));
-  } catch (const TimeoutError&) {
+  } catch (const StoreTimeoutError&) {
     std::vector<int> absent;
     for (int q = 0; q < r.rank; ++q)
       if (!store.check({address_key(q)})) absent.push_back(q);
@@ -140,38 +284,18 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
         store.get(address_key(q), Duration(remaining_ms(deadline)));
 
   // 4. Connections.
+  mesh.watch_store([&store] { return store.connection_closed(); },
+                   [&store, &r] { return store_answers(store, std::min(r.timeout, kProbe)); });
   Mesh::Connected connected = mesh.run(addresses);
 
   // 5. Rank 0 hosts the store: it returns only when every other rank has
   // finished with it (connected to everyone), so no rank loses the store in
   // the middle of its rendezvous because rank 0 finished and exited. A set's
   // answer is sent before the waiters are woken, so every rank has its answer.
-  if (r.rank != 0) {
+  if (r.rank != 0)
     store.set(kPrefix + "done/" + std::to_string(r.rank), "1");
-  } else {
-    std::vector<std::string> done_keys;
-    for (int q = 1; q < r.world_size; ++q)
-      done_keys.push_back(kPrefix + "done/" + std::to_string(q));
-    auto not_done = [&] {
-      std::vector<int> absent;
-      for (int q = 1; q < r.world_size; ++q)
-        if (!store.check({done_keys[static_cast<std::size_t>(q - 1)]})) absent.push_back(q);
-      return absent;
-    };
-    // Waits in slices that end when a report is due.
-    for (;;) {
-      try {
-        store.wait(done_keys, Duration(remaining_ms(std::min(deadline, report.next_due()))));
-        break;
-      } catch (const TimeoutError&) {
-        if (Clock::now() >= deadline)
-          throw TimeoutError(me + ": timed out after " + std::to_string(r.timeout.count()) +
-                             " ms at the end of the rendezvous: " + list_ranks(not_done()) +
-                             " did not finish connecting to the others (see their errors)");
-        report.report_if_due(not_done(), " to finish connecting to the others");
-      }
-    }
-  }
+  else
+    wait_until_all_done(r, store, deadline, report, connected.sockets);
 
   impl->engine = std::make_shared<Engine>(r.rank, r.world_size, std::move(connected.io),
                                           std::move(connected.sockets));
@@ -179,5 +303,7 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
   transport->set_timeout(r.timeout);
   return transport;
 }
+
+}  // namespace
 
 }  // namespace ringlab::tcp

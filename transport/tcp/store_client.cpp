@@ -3,7 +3,11 @@
 // rank 0 may start after the others. A get/wait sends its timeout to the
 // server, which answers "timeout" itself, so the connection stays in step; the
 // client still gives up a little after that in case the server is gone.
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <mutex>
 #include <thread>
 
@@ -14,8 +18,12 @@
 namespace ringlab::tcp {
 
 namespace {
-// How long past a get/wait's own timeout the client waits for the server's answer.
-constexpr auto kReplyGrace = std::chrono::seconds(5);
+// How long past a request's own timeout the client waits for the server's
+// answer: as long again, at most 5 s (a short timeout asks for a prompt
+// verdict on a store host that stopped answering).
+Duration reply_grace(Duration timeout) {
+  return std::clamp<Duration>(timeout, std::chrono::milliseconds(200), std::chrono::seconds(5));
+}
 constexpr auto kRetryPause = std::chrono::milliseconds(20);
 }  // namespace
 
@@ -99,22 +107,23 @@ class Store::Impl {
     socket_.close(ignored);
     const std::string what = store_op_name(static_cast<std::uint16_t>(op));
     if (error == asio::error::timed_out)
-      throw TimeoutError("the store at " + address_ + " did not answer " + what +
-                         " in time: is rank 0 still running?");
-    throw CommError("lost the connection to the store at " + address_ + " during " + what + " (" +
-                    error.message() + "): rank 0, which hosts the store, probably exited");
+      throw StoreLostError("the store at " + address_ + " did not answer " + what +
+                           " in time: is rank 0 still running?");
+    throw StoreLostError("lost the connection to the store at " + address_ + " during " + what +
+                         " (" + error.message() +
+                         "): rank 0, which hosts the store, probably exited");
   }
 
   // A request that returns at once (no waiting on keys).
   Reply quick(StoreOp op, std::int64_t number, const std::vector<std::string_view>& args) {
     std::lock_guard lock(mutex_);
-    return request(op, number, args, Clock::now() + timeout_ + kReplyGrace);
+    return request(op, number, args, Clock::now() + timeout_ + reply_grace(timeout_));
   }
 
   // get/wait: the server waits up to `timeout` for the keys.
   Reply waiting(StoreOp op, const std::vector<std::string_view>& keys, Duration timeout) {
     std::lock_guard lock(mutex_);
-    Reply reply = request(op, timeout.count(), keys, Clock::now() + timeout + kReplyGrace);
+    Reply reply = request(op, timeout.count(), keys, Clock::now() + timeout + reply_grace(timeout));
     if (reply.status == StoreStatus::Timeout) {
       std::string missing;
       for (const auto& key : reply.strings) missing += (missing.empty() ? "'" : ", '") + key + "'";
@@ -181,5 +190,17 @@ bool Store::delete_key(const std::string& key) {
 }
 
 std::int64_t Store::num_keys() { return impl_->quick(StoreOp::NumKeys, 0, {}).number; }
+
+bool Store::connection_closed() {
+  std::unique_lock lock(impl_->mutex_, std::try_to_lock);
+  if (!lock) return false;  // a request is in flight: it finds out itself
+  if (!impl_->socket_.is_open()) return true;
+  // No request is in flight: anything readable now is the end of the stream.
+  pollfd watched{impl_->socket_.native_handle(), POLLIN, 0};
+  if (::poll(&watched, 1, 0) <= 0) return false;
+  char byte;
+  const ssize_t n = ::recv(watched.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
 
 }  // namespace ringlab::tcp

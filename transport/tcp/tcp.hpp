@@ -69,6 +69,12 @@ Rendezvous from_environment(const EnvironmentLookup& lookup);
 // Thrown by Store operations that run out of time (a TimeoutError, so a
 // CommError): names the key(s) and the store's address.
 using StoreTimeoutError = TimeoutError;
+// Thrown by Store operations when the store itself is lost: its connection
+// closed or broke, or it did not answer in time. Names the store's address.
+class StoreLostError : public CommError {
+ public:
+  using CommError::CommError;
+};
 
 // The store's server: rank 0 runs one. Serves clients on a background thread
 // until destroyed. Port 0 picks a free port (see port()).
@@ -129,6 +135,9 @@ class Store {
   // Removes key; true if it existed.
   bool delete_key(const std::string& key);
   std::int64_t num_keys();
+  // True once the server has closed this client's connection (looked at
+  // without waiting; false while another thread has a request in flight).
+  bool connection_closed();
 
   class Impl;
 

@@ -1,0 +1,241 @@
+// The TCP engine against a peer that is only a socket: what a frame's header
+// may make a rank do. A message that arrives before its receive is kept in
+// memory only up to kMaxUnexpectedBytes (framing.hpp), so a header claiming
+// 16 GiB on a tag nobody receives costs nothing, and a rank forced to keep it
+// fails naming the peer; a posted receive of a known size takes any size.
+// Each engine here is built on loopback sockets made by the test (no
+// rendezvous), with a small limit where whole messages must cross it.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_tcp_util.hpp"
+#include "transport/tcp/engine.hpp"
+#include "transport/tcp/framing.hpp"
+
+using namespace ringlab;
+using namespace ringlab::tcp;
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// This process's address space (VmSize), in bytes.
+std::size_t address_space() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) << 10;
+  return 0;
+}
+
+// Connects `far` to `near` (a socket of near_io) over loopback.
+void socket_pair(asio::io_context& near_io, asio::ip::tcp::socket& near,
+                 asio::ip::tcp::socket& far) {
+  asio::ip::tcp::acceptor acceptor(near_io,
+                                   asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  far.connect(acceptor.local_endpoint());
+  near = acceptor.accept();
+}
+
+// Rank 0 of a world of `world`: an engine whose peers are raw sockets.
+struct EngineWithRawPeers {
+  explicit EngineWithRawPeers(int world = 2, std::uint64_t max_unexpected = kMaxUnexpectedBytes)
+      : peers(static_cast<std::size_t>(world)) {
+    auto io = std::make_unique<asio::io_context>();
+    std::vector<asio::ip::tcp::socket> sockets;
+    for (int q = 0; q < world; ++q) {
+      sockets.emplace_back(*io);
+      peers[static_cast<std::size_t>(q)] = std::make_unique<asio::ip::tcp::socket>(peer_io);
+    }
+    for (int q = 1; q < world; ++q)
+      socket_pair(*io, sockets[static_cast<std::size_t>(q)], *peers[static_cast<std::size_t>(q)]);
+    engine = std::make_shared<Engine>(0, world, std::move(io), std::move(sockets), max_unexpected);
+  }
+  // A data frame's header from `peer`, and nothing after it.
+  void send_header(int peer, Tag tag, std::uint64_t length) {
+    const auto header = encode_frame_header({FrameKind::Data, peer, tag, length});
+    asio::write(*peers[static_cast<std::size_t>(peer)], asio::buffer(header));
+  }
+  asio::io_context peer_io;
+  std::vector<std::unique_ptr<asio::ip::tcp::socket>> peers;
+  std::shared_ptr<Engine> engine;
+};
+
+// Ranks 0 and 1 of a world of 3, both engines, connected to each other; rank
+// 2 is only a socket at each (rank 0 drives its sockets by waiting on it).
+struct EnginePair {
+  explicit EnginePair(std::uint64_t max_unexpected) {
+    auto io0 = std::make_unique<asio::io_context>();
+    auto io1 = std::make_unique<asio::io_context>();
+    std::vector<asio::ip::tcp::socket> sockets0, sockets1;
+    for (int i = 0; i < 3; ++i) {
+      sockets0.emplace_back(*io0);
+      sockets1.emplace_back(*io1);
+    }
+    socket_pair(*io0, sockets0[1], sockets1[0]);
+    socket_pair(*io0, sockets0[2], rank2_at0);
+    socket_pair(*io1, sockets1[2], rank2_at1);
+    rank0 = std::make_shared<Engine>(0, 3, std::move(io0), std::move(sockets0), max_unexpected);
+    rank1 = std::make_shared<Engine>(1, 3, std::move(io1), std::move(sockets1), max_unexpected);
+  }
+  asio::io_context rank2_io;
+  asio::ip::tcp::socket rank2_at0{rank2_io}, rank2_at1{rank2_io};
+  std::shared_ptr<Engine> rank0, rank1;
+};
+
+// Waits for a send on another thread (joined when it goes out of scope, even
+// if a check throws); its error, if any, lands in `error`.
+std::jthread waiting_thread(std::unique_ptr<Request>& request, std::string& error) {
+  return std::jthread([&] {
+    try {
+      request->wait(5s);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+}
+
+std::vector<int> pattern(std::size_t n, int seed) {
+  std::vector<int> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i * 2654435761u) ^ (seed * 7919);
+  return v;
+}
+
+}  // namespace
+
+TEST_SUITE("tcp_engine") {
+
+// Issue 12, item 9: one 32-byte header claiming 2^34 bytes made the receiver
+// reserve 16 GiB of virtual memory.
+TEST_CASE("a header claiming 16 GiB on a tag nobody receives reserves nothing") {
+  EngineWithRawPeers rank0(3);
+  const std::size_t before = address_space();
+  rank0.send_header(1, 99, std::uint64_t{1} << 34);
+  // Rank 0 drives its sockets for a while (far past the moment a parked
+  // payload would be moved into memory) waiting for a message from rank 2
+  // that never comes.
+  std::vector<int> got(1);
+  auto receive = rank0.engine->irecv(2, 5, std::as_writable_bytes(std::span(got)));
+  CHECK_THROWS_AS(receive->wait(400ms), TimeoutError);
+  CHECK(address_space() < before + (std::size_t{1} << 30));
+  // The rank goes on: a message from rank 2 still arrives.
+  rank0.send_header(2, 6, 0);
+  rank0.engine->irecv(2, 6, {})->wait(2s);
+}
+
+TEST_CASE("a rank forced to keep such a frame fails, naming the peer and the limit") {
+  EngineWithRawPeers rank0;
+  const std::size_t before = address_space();
+  rank0.send_header(1, 99, std::uint64_t{1} << 34);
+  std::this_thread::sleep_for(50ms);
+  std::vector<int> got(1);
+  // Drive once, so the frame is parked, then want a later message from rank 1.
+  auto first = rank0.engine->irecv(1, 4, std::as_writable_bytes(std::span(got)));
+  first->test();
+  first.reset();
+  auto later = rank0.engine->irecv(1, 5, std::as_writable_bytes(std::span(got)));
+  const auto start = Clock::now();
+  try {
+    later->wait(2s);
+    FAIL("the receive returned");
+  } catch (const PeerError& error) {
+    CHECK(error.peer() == 1);
+    CHECK(std::string(error.what()).find("rank 0: rank 1 sent a message of 17179869184 bytes "
+                                         "(tag 99) before its receive was posted") == 0);
+    CHECK(std::string(error.what()).find("kMaxUnexpectedBytes") != std::string::npos);
+    CHECK(std::string(error.what()).find(std::to_string(kMaxUnexpectedBytes) + " bytes") !=
+          std::string::npos);
+  }
+  CHECK(Clock::now() - start < 1s);
+  CHECK(address_space() < before + (std::size_t{1} << 30));
+  // And the same when the receive from rank 1 was posted before the header came.
+  EngineWithRawPeers other;
+  auto posted = other.engine->irecv(1, 5, std::as_writable_bytes(std::span(got)));
+  other.send_header(1, 99, std::uint64_t{1} << 34);
+  CHECK_THROWS_WITH_AS(posted->wait(2s), doctest::Contains("rank 0: rank 1 sent a message of "),
+                       PeerError);
+}
+
+TEST_CASE("above the limit, a posted receive takes its message, even one that arrived first") {
+  constexpr std::uint64_t kLimit = 64 << 10;  // so a 1 MiB message is above it
+  EnginePair pair(kLimit);
+  const std::vector<int> big = pattern(std::size_t{1} << 18, 1);  // 1 MiB
+  std::vector<int> got(big.size(), -1);
+  SUBCASE("the receive is posted first") {
+    auto receive = pair.rank0->irecv(1, 7, std::as_writable_bytes(std::span(got)));
+    auto send = pair.rank1->isend(0, 7, std::as_bytes(std::span(big)));
+    std::string send_error;
+    std::jthread sender = waiting_thread(send, send_error);
+    receive->wait(5s);
+    sender.join();
+    CHECK(send_error == "");
+    CHECK(got == big);
+  }
+  SUBCASE("the message comes first and waits in the socket (well past the park limit)") {
+    auto send = pair.rank1->isend(0, 7, std::as_bytes(std::span(big)));
+    std::string send_error;
+    std::jthread sender = waiting_thread(send, send_error);
+    // Rank 0 drives its sockets meanwhile: the header is read, the payload waits.
+    std::vector<int> small(1);
+    auto other = pair.rank0->irecv(2, 8, std::as_writable_bytes(std::span(small)));
+    const auto until = Clock::now() + 300ms;
+    while (Clock::now() < until) {
+      other->test();
+      std::this_thread::sleep_for(10ms);
+    }
+    other.reset();
+    auto receive = pair.rank0->irecv(1, 7, std::as_writable_bytes(std::span(got)));
+    receive->wait(5s);
+    sender.join();
+    CHECK(send_error == "");
+    CHECK(got == big);
+  }
+  SUBCASE("a message of another size than the posted receive is a size mismatch, as below it") {
+    std::vector<int> wrong(big.size() / 2);
+    auto receive = pair.rank0->irecv(1, 7, std::as_writable_bytes(std::span(wrong)));
+    auto send = pair.rank1->isend(0, 7, std::as_bytes(std::span(big)));
+    std::string send_error;
+    std::jthread sender = waiting_thread(send, send_error);
+    CHECK_THROWS_WITH_AS(receive->wait(5s),
+                         doctest::Contains("rank 0 expected 524288 bytes from rank 1 (tag 7) but "
+                                           "the message has 1048576 bytes"),
+                         CommError);
+    sender.join();
+    CHECK(send_error == "");
+  }
+  SUBCASE("below the limit a message is kept in memory while a later one is received") {
+    const std::vector<int> small = pattern(1000, 2);
+    auto send_small = pair.rank1->isend(0, 7, std::as_bytes(std::span(small)));
+    const std::vector<int> last{42};
+    auto send_last = pair.rank1->isend(0, 8, std::as_bytes(std::span(last)));
+    std::vector<int> got_last(1), got_small(small.size());
+    pair.rank0->irecv(1, 8, std::as_writable_bytes(std::span(got_last)))->wait(5s);
+    pair.rank0->irecv(1, 7, std::as_writable_bytes(std::span(got_small)))->wait(5s);
+    CHECK(got_last == last);
+    CHECK(got_small == small);
+  }
+}
+
+TEST_CASE("a receive above the limit given up while its message arrives fails the connection") {
+  EngineWithRawPeers rank0(2, 64 << 10);
+  std::vector<std::byte> got(1 << 20);
+  auto receive = rank0.engine->irecv(1, 7, got);
+  rank0.send_header(1, 7, got.size());
+  const std::vector<std::byte> part(100 << 10, std::byte{1});
+  asio::write(*rank0.peers[1], asio::buffer(part));
+  CHECK_THROWS_AS(receive->wait(200ms), TimeoutError);
+  // The rest of that message has nowhere to go: rank 1's stream is lost.
+  CHECK_THROWS_WITH_AS(rank0.engine->irecv(1, 8, {})->wait(1s),
+                       doctest::Contains("rank 0: the receive of 1048576 bytes from rank 1 (tag 7) "
+                                         "was given up while its message was arriving"),
+                       PeerError);
+}
+
+}  // TEST_SUITE
