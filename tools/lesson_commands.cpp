@@ -86,7 +86,17 @@ void add_lesson_commands(CLI::App& app) {
                      "train: steps (default 3); horovod: epochs (default 3)")
       ->check(CLI::Range(1, 100000));
   lesson->add_option("--checkpoint", cmd->options.args.checkpoint,
-                     "ddp_checkpoint: save the checkpoint here and keep it");
+                     "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
+                     "every epoch here and resume from it (default checkpoint.pt)");
+  lesson
+      ->add_option("--max-epoch", cmd->options.args.max_epoch,
+                   "train_elastic: epochs (default 100)")
+      ->check(CLI::Range(1, 1000000));
+  lesson
+      ->add_option("--epoch-seconds", cmd->options.args.epoch_seconds,
+                   "train_elastic: pause before each epoch, as the article's sleep(1), so that a "
+                   "node can join mid-run (default 0)")
+      ->check(CLI::Range(0.0, 3600.0));
   add_common_options(*lesson, *cmd);
   add_trace_option(*lesson);
   lesson->callback([cmd] { run_lesson_command(*cmd); });
