@@ -23,6 +23,15 @@ target_compile_definitions(test_launch_elastic PRIVATE RINGLAB_EXE="$<TARGET_FIL
 add_dependencies(test_launch_elastic ringlab elastic_worker)
 set_tests_properties(test_launch_elastic PROPERTIES TIMEOUT 240)
 
+# The train_elastic lesson (seed 000's program): alone, resumed, killed while
+# it saves, refused a checkpoint that does not load; checked against a float64
+# reference.
+ringlab_test(test_lesson_train_elastic test_lesson_train_elastic.cpp
+  LIBS ringlab_training ringlab_launcher)
+target_compile_definitions(test_lesson_train_elastic PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_lesson_train_elastic ringlab)
+set_tests_properties(test_lesson_train_elastic PROPERTIES TIMEOUT 240)
+
 ringlab_test(test_launch_faults test_launch_faults.cpp LIBS ringlab_launcher)
 target_compile_definitions(test_launch_faults PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
                                                       FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
