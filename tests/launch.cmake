@@ -32,6 +32,13 @@ target_compile_definitions(test_lesson_train_elastic PRIVATE RINGLAB_EXE="$<TARG
 add_dependencies(test_lesson_train_elastic ringlab)
 set_tests_properties(test_lesson_train_elastic PROPERTIES TIMEOUT 240)
 
+# Issue 11's multi-node story with the train_elastic lesson, two agents on
+# loopback: a node joins, a node dies, the restarts run out.
+ringlab_test(test_elastic_scenario test_elastic_scenario.cpp LIBS ringlab_training ringlab_launcher)
+target_compile_definitions(test_elastic_scenario PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_elastic_scenario ringlab)
+set_tests_properties(test_elastic_scenario PROPERTIES TIMEOUT 180)
+
 ringlab_test(test_launch_faults test_launch_faults.cpp LIBS ringlab_launcher)
 target_compile_definitions(test_launch_faults PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
                                                       FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
