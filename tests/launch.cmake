@@ -70,6 +70,12 @@ add_test(NAME netns_elastic
                  $<TARGET_FILE:elastic_worker>)
 set_tests_properties(netns_elastic PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
 
+# The same story with the train_elastic lesson, which resumes from its
+# checkpoint. Needs root; skipped (77) where namespaces cannot be made.
+add_test(NAME netns_train_elastic
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/netns_train_elastic.sh $<TARGET_FILE:ringlab>)
+set_tests_properties(netns_train_elastic PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+
 # Chrome traces of real TCP runs: ringlab run --trace, lesson/bench --trace,
 # compared with ringlab sim --trace.
 ringlab_test(test_trace_tcp test_trace_tcp.cpp LIBS nlohmann_json::nlohmann_json)
