@@ -13,7 +13,7 @@
 //       loss = loss_fn(outputs, labels); loss.backward()
 //       print(f"[{pid}] epoch {i} (rank = {rank}, local_rank = {local_rank}) loss = {loss.item()}")
 //       optimizer.step()
-//       save_checkpoint(epoch, model, optimizer, ckp_path)
+//       save_checkpoint(i, model, optimizer, ckp_path)
 // It is meant to run under an elastic launcher, which restarts every worker
 // when a node joins or leaves or a worker fails (docs/elastic.md):
 //   ringlab run --nnodes=1:3 --nproc_per_node=4 --max_restarts=3 --rdzv_id=1
@@ -50,7 +50,7 @@
 //  - The samples are not torch.randn's: epoch i on rank r draws its inputs,
 //    then its labels, from training::Generator(65536 * i + r) (init.hpp), so
 //    a resumed epoch sees the samples it saw before. The model starts from
-//    Generator(42) on rank 0 (DDP's constructor broadcasts it).
+//    Generator(42) (and DDP's constructor broadcasts rank 0's).
 //  - Every rank loads the checkpoint, as in the article, and then the ranks
 //    compare the epochs they resume at: a node that does not see the same
 //    file (another machine without a shared folder) is an error that says
@@ -61,7 +61,7 @@
 //    shows.
 // Options: --max-epoch (default 100), --checkpoint PATH (default
 // checkpoint.pt in the current folder, as the article; a second run resumes
-// from it), --epoch-seconds S (default 0; the article sleeps 1 s so that a
+// from it, or says that nothing is left to train), --epoch-seconds S (default 0; the article sleeps 1 s so that a
 // node can join while it trains), --lr (default 0.001).
 #include <unistd.h>
 
