@@ -246,6 +246,22 @@ TEST_CASE(
   check_losses(TrainElasticLines(run.output), {2});
 }
 
+TEST_CASE("train_elastic's options out of range are refused before any rank starts") {
+  for (const auto& [options, says] : {
+           std::pair{"--epoch-seconds -1",
+                     "--epoch-seconds: '-1' is not allowed: give a number of "
+                     "seconds from 0 to 3600"},
+           std::pair{"--epoch-seconds soon", "--epoch-seconds: 'soon' is not allowed"},
+           std::pair{"--max-epoch 0", "--max-epoch: Value 0 not in range 1 to 1000000"},
+       }) {
+    const auto run = run_ringlab(std::string("lesson train_elastic ") + options);
+    INFO(run.output);
+    CHECK(run.status != 0);
+    CHECK(run.output.find(says) != std::string::npos);
+    CHECK(run.output.find("Initializing process group") == std::string::npos);
+  }
+}
+
 TEST_CASE("the tour shows train_elastic without running it, and says why") {
   const auto run = run_ringlab("tour --backend inproc");
   REQUIRE(run.status == 0);
