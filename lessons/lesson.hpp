@@ -19,7 +19,10 @@ struct LessonArgs {
   int root = -1;  // src/dst for rooted collectives; -1: the article's choice
   std::optional<double> lr;  // learning rate of the training lessons (default: each one's)
   std::optional<int> steps;  // training steps (train) or epochs (horovod)
-  std::string checkpoint;    // ddp_checkpoint: where to save and keep it ("": a temporary file)
+  std::string checkpoint;    // ddp_checkpoint: where to save and keep it ("": a temporary file);
+                             // train_elastic: where to save and resume ("": checkpoint.pt)
+  std::optional<int> max_epoch;  // train_elastic: epochs (default 100)
+  double epoch_seconds = 0;      // train_elastic: a pause before each epoch (the article's sleep)
 };
 
 struct RunOptions;  // runner.hpp
@@ -49,6 +52,13 @@ struct Lesson {
   // Set for a lesson that starts worlds of its own, on several backends,
   // instead of running `run` on every rank of one (run is then nullptr).
   void (*run_itself)(const RunOptions& options) = nullptr;
+  // Set for a lesson made to run under an elastic launcher, whose world
+  // changes from round to round: without --world-size, a process the
+  // launcher started (RANK and WORLD_SIZE set) runs on WORLD_SIZE ranks.
+  bool world_from_launcher = false;
+  // Why `ringlab tour` shows this lesson's header but does not run it ("":
+  // it runs).
+  std::string_view not_in_tour = "";
 };
 
 // Why `lesson` cannot run on `world` ranks ("" when it can).

@@ -23,6 +23,7 @@ void ddp_checkpoint(ProcessGroup&, const LessonArgs&);
 void model_parallel(ProcessGroup&, const LessonArgs&);
 void horovod(ProcessGroup&, const LessonArgs&);
 void train(ProcessGroup&, const LessonArgs&);
+void train_elastic(ProcessGroup&, const LessonArgs&);
 std::string four_samples_problem(int world);
 std::string two_ranks_problem(int world);
 void support(const RunOptions&);
@@ -133,6 +134,15 @@ constexpr Lesson kLessons[] = {
      .teaches = "a deterministic DDP run to check by hand or against PyTorch",
      .default_world_size = 2,
      .run = train},
+    {.name = "train_elastic",
+     .teaches = "seed 000's elastic training: DDP, a checkpoint every epoch, resumed after every "
+                "restart; made for ringlab run --nnodes 1:3 (docs/elastic.md), so not in the tour",
+     .default_world_size = 4,
+     .run = train_elastic,
+     .world_from_launcher = true,
+     .not_in_tour = "alone it trains 100 epochs, 400 lines of losses; see docs/elastic.md for the "
+                    "two-node demo, or try ringlab lesson train_elastic --max-epoch 3 --checkpoint "
+                    "/tmp/c.pt"},
     {.name = "support",
      .teaches = "seed 001's table of which backend runs which operation, with ringlab's "
                 "backends run here",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -15,10 +16,20 @@ std::string joined(const std::vector<std::string>& names) {
   return text;
 }
 
-// The worlds a run of the lesson uses: --world-size, or the default (and
-// the lesson's second world).
+// WORLD_SIZE when a launcher (ringlab run, torchrun) started this process as
+// a rank, else 0.
+int launcher_world_size() {
+  const char* rank = std::getenv("RANK");
+  const char* world = std::getenv("WORLD_SIZE");
+  return rank && world ? std::max(0, std::atoi(world)) : 0;
+}
+
+// The worlds a run of the lesson uses: --world-size, or the launcher's for
+// a lesson that follows it, or the default (and the lesson's second world).
 std::vector<int> worlds_of(const Lesson& lesson, const RunOptions& options) {
   if (options.world_size > 0) return {options.world_size};
+  if (const int launched = launcher_world_size(); lesson.world_from_launcher && launched > 0)
+    return {launched};
   std::vector<int> worlds{lesson.default_world_size};
   if (lesson.then_world_size > 0) worlds.push_back(lesson.then_world_size);
   return worlds;
@@ -169,6 +180,11 @@ void run_tour(const RunOptions& options) {
     const std::string statement = algorithm_statement(lesson, options.group);
     print("#", lesson.name, "(" + worlds_text(worlds) + "):",
           std::string(lesson.teaches) + (statement.empty() ? "" : " [" + statement + "]"));
+    if (!lesson.not_in_tour.empty()) {
+      print("not run in the tour:", lesson.not_in_tour);
+      print("");
+      continue;
+    }
     if (lesson.run_itself) {
       RunOptions every_backend = options;  // it runs them all, a column each
       every_backend.backend.clear();

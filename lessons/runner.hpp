@@ -48,7 +48,8 @@ void run_lesson(const Lesson& lesson, const RunOptions& options);
 // [<algorithm_statement>]" header: the terminal tour of the README's main
 // command. With a --world-size, a lesson that cannot run on that many ranks
 // is skipped and its header says so and why. A lesson that runs itself on
-// every backend (support) does so whatever --backend says.
+// every backend (support) does so whatever --backend says. A lesson whose
+// row has not_in_tour shows its header and that reason, and does not run.
 void run_tour(const RunOptions& options);
 
 }  // namespace ringlab::lessons

@@ -1,6 +1,7 @@
 // `ringlab lesson NAME [--world-size N] [--backend B]`, `ringlab lesson --list`
 // and `ringlab tour`.
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -86,7 +87,26 @@ void add_lesson_commands(CLI::App& app) {
                      "train: steps (default 3); horovod: epochs (default 3)")
       ->check(CLI::Range(1, 100000));
   lesson->add_option("--checkpoint", cmd->options.args.checkpoint,
-                     "ddp_checkpoint: save the checkpoint here and keep it");
+                     "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
+                     "every epoch here and resume from it (default checkpoint.pt)");
+  lesson
+      ->add_option("--max-epoch", cmd->options.args.max_epoch,
+                   "train_elastic: epochs (default 100)")
+      ->check(CLI::Range(1, 1000000));
+  lesson
+      ->add_option("--epoch-seconds", cmd->options.args.epoch_seconds,
+                   "train_elastic: pause before each epoch, as the article's sleep(1), so that a "
+                   "node can join mid-run (default 0)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI11's own range check would print the bounds as 0.000000.
+            char* end = nullptr;
+            const double seconds = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
+              return "'" + text + "' is not allowed: give a number of seconds from 0 to 3600";
+            return "";
+          },
+          "SECONDS"));
   add_common_options(*lesson, *cmd);
   add_trace_option(*lesson);
   lesson->callback([cmd] { run_lesson_command(*cmd); });
