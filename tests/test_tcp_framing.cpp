@@ -132,7 +132,7 @@ TEST_CASE("a hello has the documented layout and round trips") {
 TEST_CASE("store headers: layout, round trip, and garbage") {
   const auto bytes = encode_store_header({true, static_cast<std::uint16_t>(StoreOp::Add), 12, -5});
   CHECK(std::memcmp(bytes.data(), "RLSQ", 4) == 0);
-  CHECK(le(bytes.data() + 4, 2) == 1);
+  CHECK(le(bytes.data() + 4, 2) == 2);  // version 2: the closing notice
   CHECK(le(bytes.data() + 6, 2) == 4);  // add
   CHECK(le(bytes.data() + 8, 4) == 12);
   CHECK(le(bytes.data() + 16, 8) == static_cast<std::uint64_t>(-5));
@@ -147,6 +147,9 @@ TEST_CASE("store headers: layout, round trip, and garbage") {
   const auto reply = encode_store_header({false, 0, 0, 0});
   CHECK(std::memcmp(reply.data(), "RLSR", 4) == 0);
   CHECK(decode_store_header(reply, false).header);
+  CHECK(decode_store_header(encode_store_header({false, 3, 0, 0}), false).header);  // closing
+  CHECK(decode_store_header(encode_store_header({false, 4, 0, 0}), false).error ==
+        "unknown store reply status 4");
 
   auto absurd = encode_store_header({true, 2, kMaxStoreBody + 1, 0});
   CHECK(decode_store_header(absurd, true).error.find("absurd body length") == 0);

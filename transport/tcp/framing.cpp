@@ -163,7 +163,7 @@ StoreDecode decode_store_header(std::span<const std::byte, kStoreHeaderBytes> by
     return {std::nullopt, "reserved header field is not zero"};
   if (expect_request && (header.code < 1 || header.code > 9))
     return {std::nullopt, "unknown store operation " + std::to_string(header.code)};
-  if (!expect_request && header.code > 2)
+  if (!expect_request && header.code > static_cast<std::uint16_t>(StoreStatus::Closing))
     return {std::nullopt, "unknown store reply status " + std::to_string(header.code)};
   if (header.body_length > kMaxStoreBody)
     return {std::nullopt, "absurd body length " + std::to_string(header.body_length) +

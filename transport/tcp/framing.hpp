@@ -52,7 +52,11 @@
 //                   in replies add's result, num_keys, check/delete's answer
 //
 //    The first request on a store connection must be `hello` (no strings),
-//    sent within the server's handshake timeout.
+//    sent within the server's handshake timeout. Reply statuses: ok, timeout
+//    (a get/wait's keys did not come in time: the missing keys), error (the
+//    request was refused: why), closing (sent unasked, or instead of the
+//    answer to a request that crossed it: the server closes this connection,
+//    which was idle, and ran no request; the client reconnects).
 #pragma once
 
 #include <array>
@@ -119,7 +123,7 @@ std::optional<Abort> decode_abort(std::span<const std::byte> payload);
 // ---- store messages ----------------------------------------------------------
 
 inline constexpr std::size_t kStoreHeaderBytes = 24;
-inline constexpr std::uint16_t kStoreVersion = 1;
+inline constexpr std::uint16_t kStoreVersion = 2;
 inline constexpr std::uint32_t kMaxStoreBody = 64u << 20;
 
 enum class StoreOp : std::uint16_t {
@@ -133,7 +137,7 @@ enum class StoreOp : std::uint16_t {
   Delete = 8,      // key
   NumKeys = 9,
 };
-enum class StoreStatus : std::uint16_t { Ok = 0, Timeout = 1, Error = 2 };
+enum class StoreStatus : std::uint16_t { Ok = 0, Timeout = 1, Error = 2, Closing = 3 };
 
 struct StoreHeader {
   bool request = true;       // RLSQ vs RLSR

@@ -21,6 +21,7 @@
 //    header + payload with one scatter-gather call.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +32,13 @@
 #include "transport/transport.hpp"
 
 namespace ringlab::tcp {
+
+// The longest timeout ringlab accepts (RINGLAB_TIMEOUT_MS, --timeout-ms):
+// 2^31 - 1 ms, about 24.8 days. Longer ones would overflow deadline
+// arithmetic and poll()'s millisecond count.
+inline constexpr Duration kMaxTimeout{2147483647};
+// The largest world (WORLD_SIZE): 2^20 ranks.
+inline constexpr int kMaxWorldSize = 1 << 20;
 
 // Where and who: filled from the environment by from_environment().
 struct Rendezvous {
@@ -70,6 +78,26 @@ Rendezvous from_environment(const EnvironmentLookup& lookup);
 // CommError): names the key(s) and the store's address.
 using StoreTimeoutError = TimeoutError;
 
+// What the store refuses, and when it gives up on a connection (README's
+// limits table lists the defaults). A refused request gets an error reply
+// saying which limit it hit; the store goes on serving the others.
+struct StoreLimits {
+  // The largest request body: a set's key and value with their 4-byte
+  // lengths (at most 64 MiB, the protocol's limit).
+  std::size_t max_request_bytes = std::size_t{64} << 20;
+  std::size_t max_key_bytes = 4096;
+  // Keys and values held, plus the request bodies being received.
+  std::size_t max_total_bytes = std::size_t{256} << 20;
+  // Connections at once. A newcomer beyond it displaces the oldest
+  // connection that has not said a byte yet, or else is refused.
+  int max_connections = 1024;
+  // After hello, a connection with no request under way for this long is
+  // closed; the client reconnects by itself when it needs the store again.
+  Duration idle_timeout = std::chrono::seconds(60);
+  // A request must arrive whole within this of its first byte.
+  Duration request_timeout = std::chrono::seconds(30);
+};
+
 // The store's server: rank 0 runs one. Serves clients on a background thread
 // until destroyed. Port 0 picks a free port (see port()).
 class StoreServer {
@@ -77,7 +105,7 @@ class StoreServer {
   // Throws CommError if the address cannot be bound (naming it, and what to do
   // when the port is taken).
   StoreServer(const std::string& bind_addr, int port,
-              Duration handshake_timeout = std::chrono::seconds(5));
+              Duration handshake_timeout = std::chrono::seconds(5), StoreLimits limits = {});
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
@@ -98,7 +126,8 @@ class Store {
  public:
   // Connects to host:port, retrying until `timeout` (rank 0 may start later);
   // then throws CommError "could not reach the store at HOST:PORT within N ms:
-  // is rank 0 running and MASTER_ADDR/MASTER_PORT right?".
+  // is rank 0 running and MASTER_ADDR/MASTER_PORT right? (last error: ...)".
+  // A server that is not a ringlab store fails at once, saying so.
   Store(const std::string& host, int port, Duration timeout = kDefaultTimeout);
   ~Store();
   Store(const Store&) = delete;
