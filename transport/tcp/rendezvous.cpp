@@ -60,9 +60,16 @@ std::string advertised_host(const Rendezvous& r) {
 }
 
 void check_rendezvous(const Rendezvous& r) {
-  if (r.world_size < 1)
+  if (r.world_size < 1 || r.world_size > kMaxWorldSize)
     throw std::invalid_argument("Rendezvous.world_size = " + std::to_string(r.world_size) +
-                                ": set WORLD_SIZE to the number of processes (at least 1)");
+                                ": set WORLD_SIZE to the number of processes (1 to " +
+                                std::to_string(kMaxWorldSize) + ")");
+  for (const auto& [name, limit] :
+       {std::pair{"timeout", r.timeout}, std::pair{"handshake_timeout", r.handshake_timeout}})
+    if (limit <= Duration::zero() || limit > kMaxTimeout)
+      throw std::invalid_argument("Rendezvous." + std::string(name) + " = " +
+                                  std::to_string(limit.count()) + " ms: use 1 to " +
+                                  std::to_string(kMaxTimeout.count()) + " ms");
   if (r.rank < 0 || r.rank >= r.world_size)
     throw std::invalid_argument("RANK=" + std::to_string(r.rank) +
                                 " but WORLD_SIZE=" + std::to_string(r.world_size) +
