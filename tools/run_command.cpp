@@ -74,24 +74,24 @@ void add_run_command(CLI::App& app) {
                   "the store's port (default: a free one; required with --nnodes > 1)");
   sub->add_option("--timeout-ms", cmd->timeout_ms,
                   "limit of every wait in the ranks (sets RINGLAB_TIMEOUT_MS)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, kMaxInt, "a number of milliseconds"));
   sub->add_option("--stop-after-ms", cmd->stop_after_ms,
                   "after a rank fails, time the others get to exit by themselves before SIGTERM")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, kMaxInt, "a number of milliseconds"))
       ->capture_default_str();
   sub->add_option("--kill-after-ms", cmd->kill_after_ms, "time between SIGTERM and SIGKILL")
-      ->check(CLI::NonNegativeNumber)
+      ->check(whole_number(0, kMaxInt, "a number of milliseconds"))
       ->capture_default_str();
   sub->add_option("--time-limit-ms", cmd->time_limit_ms,
                   "stop every rank once the job has run this long (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, kMaxInt, "a number of milliseconds"));
   sub->add_flag("--tee-prefix", o.tee_prefix, "start every output line with [rank r]");
   sub->add_option("--trace", cmd->trace.output,
                   "write a Chrome trace JSON of the ranks (Perfetto, chrome://tracing): ranks "
                   "running ringlab's tcp backend record it; a lane per rank");
   sub->add_option("--trace-limit", cmd->trace.max_events,
                   "single events in the trace, shared by the ranks; the rest are aggregated")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, kMaxInt, "a number of events"))
       ->capture_default_str();
   sub->footer(
       "Each rank gets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
