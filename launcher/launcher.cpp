@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -257,6 +258,39 @@ void start_child(Child& child, const std::string& path, std::vector<std::string>
   child.err.fd = err_pipe[0];
 }
 
+// ---- the job token -------------------------------------------------------------
+//
+// Every rank of a job proves to the store and to the others that it knows
+// the job's secret, RINGLAB_JOB_TOKEN (transport/tcp/tcp.hpp). A launch of a
+// single node makes one for its ranks, unless one was given; the nodes of a
+// multi-node job must be given the same one (no node can hand its own to the
+// others), and their ranks say so if it is missing.
+
+bool token_given(const LaunchOptions& o) {
+  if (std::getenv("RINGLAB_JOB_TOKEN")) return true;
+  return std::any_of(o.extra_environment.begin(), o.extra_environment.end(),
+                     [](const auto& variable) { return variable.first == "RINGLAB_JOB_TOKEN"; });
+}
+
+// 32 random bytes from the kernel, in hex.
+std::string fresh_job_token() {
+  unsigned char bytes[32];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(system_error("cannot make a job token (getrandom)"));
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned char byte : bytes) {
+    token += kHex[byte >> 4];
+    token += kHex[byte & 15];
+  }
+  return token;
+}
+
 // ---- the failure message -----------------------------------------------------
 
 std::string rank_list(const std::vector<int>& ranks) {
@@ -388,6 +422,7 @@ LaunchResult launch(const LaunchOptions& o) {
   result.master_port = o.master_port != 0 ? o.master_port : pick_free_port(o.master_addr);
   const std::string path = resolve_program(o.program.front());
 
+  const std::string job_token = o.nnodes == 1 && !token_given(o) ? fresh_job_token() : "";
   SignalPipe signals;
   std::vector<Child> children(static_cast<std::size_t>(o.nproc_per_node));
   const auto stop = [&](int signal_number) {
@@ -404,8 +439,9 @@ LaunchResult launch(const LaunchOptions& o) {
     c.out = {-1, o.stdout_fd, prefix, {}};
     c.err = {-1, o.stderr_fd, prefix, {}};
     try {
-      start_child(c, path, o.program,
-                  child_environment(rank_environment(o, result.master_port, local)));
+      auto variables = rank_environment(o, result.master_port, local);
+      if (!job_token.empty()) variables.emplace_back("RINGLAB_JOB_TOKEN", job_token);
+      start_child(c, path, o.program, child_environment(variables));
     } catch (...) {
       stop(SIGKILL);
       for (Child& started : children)

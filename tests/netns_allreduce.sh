@@ -6,7 +6,9 @@
 # --nproc-per-node 2`, so ranks 0, 1 live on 192.0.2.1 and ranks 2, 3 on
 # 192.0.2.2, with rank 0's store at 192.0.2.1. They all_reduce (tcp_fault_rank
 # checks every element against its closed form) and then run the all_reduce
-# lesson, whose lines must be the article's.
+# lesson, whose lines must be the article's. Binding beyond loopback, the
+# two nodes share a job token (RINGLAB_JOB_TOKEN), as README's "Security"
+# says to.
 #
 #   netns_allreduce.sh RINGLAB_EXE TCP_FAULT_RANK_EXE
 #
@@ -63,12 +65,16 @@ ip -n "$ns0" link set "$veth0" up || fail "cannot bring up $veth0"
 ip -n "$ns1" link set "$veth1" up || fail "cannot bring up $veth1"
 echo "netns_allreduce: $ns0 has $addr0 ($veth0), $ns1 has $addr1 ($veth1)"
 
+# The job's secret, shared by the two nodes (each node's ringlab run would
+# otherwise have none: a job bound beyond loopback refuses to run without).
+token=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+
 # One node: ringlab run inside namespace $1 as node $2, binding to address $3,
 # running the rest of the arguments on each of its 2 ranks.
 node() {
   local ns=$1 node_rank=$2 bind=$3
   shift 3
-  ip netns exec "$ns" env RINGLAB_BIND_ADDR="$bind" "$ringlab" run --nnodes 2 \
+  ip netns exec "$ns" env RINGLAB_BIND_ADDR="$bind" RINGLAB_JOB_TOKEN="$token" "$ringlab" run --nnodes 2 \
     --node-rank "$node_rank" --nproc-per-node 2 --master-addr "$addr0" --master-port "$port" \
     --timeout-ms 10000 --time-limit-ms 60000 -- "$@"
 }

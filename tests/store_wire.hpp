@@ -16,6 +16,7 @@
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/job_token.hpp"
 
 namespace ringlab::tcp::testing {
 
@@ -27,17 +28,27 @@ class StoreWire {
     std::vector<std::string> strings;
   };
 
-  explicit StoreWire(int port) : socket_(io_) {
+  explicit StoreWire(int port, std::string job_token = {})
+      : socket_(io_), job_token_(std::move(job_token)) {
     socket_.connect(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"),
                                                    static_cast<unsigned short>(port)));
   }
 
-  // The opening exchange of a ringlab store client. Returns false if the
+  // The opening exchange of a ringlab store client (hello, the store's
+  // challenge, this client's proof of the job token). Returns false if the
   // store refused it.
   bool hello() {
-    request(StoreOp::Hello, {});
-    const auto reply = read_reply(std::chrono::seconds(5));
-    return reply && reply->status == StoreStatus::Ok;
+    const Nonce mine = fresh_nonce();
+    request(StoreOp::Hello, {text(mine)});
+    const auto challenge = read_reply(std::chrono::seconds(5));
+    if (!challenge || challenge->status != StoreStatus::Ok || challenge->strings.size() != 2)
+      return false;
+    const std::string& theirs = challenge->strings[0];
+    const Proof proof = prove(job_token_, kStoreClientProof,
+                              {mine, std::as_bytes(std::span(theirs.data(), theirs.size()))});
+    request(StoreOp::Auth, {text(proof)});
+    const auto welcome = read_reply(std::chrono::seconds(5));
+    return welcome && welcome->status == StoreStatus::Ok;
   }
 
   void send(const void* data, std::size_t size) {
@@ -100,6 +111,11 @@ class StoreWire {
   }
 
  private:
+  template <std::size_t N>
+  static std::string_view text(const std::array<std::byte, N>& bytes) {
+    return {reinterpret_cast<const char*>(bytes.data()), N};
+  }
+
   bool read_exactly(std::byte* out, std::size_t size, std::chrono::milliseconds limit) {
     socket_.non_blocking(true);
     const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -119,6 +135,7 @@ class StoreWire {
 
   boost::asio::io_context io_;
   boost::asio::ip::tcp::socket socket_;
+  std::string job_token_;
 };
 
 }  // namespace ringlab::tcp::testing

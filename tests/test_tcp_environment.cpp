@@ -134,6 +134,14 @@ TEST_CASE("numbers out of range: the error says the range") {
   CHECK(read(with(kTorchrun, {{"RINGLAB_TIMEOUT_MS", "2147483647"}})).timeout == kMaxTimeout);
 }
 
+TEST_CASE("the job token comes from RINGLAB_JOB_TOKEN") {
+  CHECK(read(kTorchrun).job_token.empty());
+  CHECK(read(with(kTorchrun, {{"RINGLAB_JOB_TOKEN", "s3cret"}})).job_token == "s3cret");
+  CHECK(error_of(with(kTorchrun, {{"RINGLAB_JOB_TOKEN", ""}})) ==
+        "RINGLAB_JOB_TOKEN is empty: unset it, or export the same secret to every rank, e.g. "
+        "RINGLAB_JOB_TOKEN=$(openssl rand -hex 32)");
+}
+
 TEST_CASE("an unreachable master: the store's address and what to check") {
   const int port = testing::free_port();
   const auto start = std::chrono::steady_clock::now();
@@ -144,7 +152,7 @@ TEST_CASE("an unreachable master: the store's address and what to check") {
     message = error.what();
   }
   const auto took = std::chrono::steady_clock::now() - start;
-  CHECK(message.find("could not reach the store at 127.0.0.1:" + std::to_string(port) +
+  CHECK(message.find("rank 1: could not reach the store at 127.0.0.1:" + std::to_string(port) +
                      " within 300 ms: is rank 0 running and MASTER_ADDR/MASTER_PORT right?") == 0);
   CHECK(took >= 300ms);
   CHECK(took < 3s);

@@ -129,6 +129,13 @@ Rendezvous from_environment(const EnvironmentLookup& lookup) {
     r.timeout = parse_milliseconds(*timeout);
   if (const auto handshake = first_of(lookup, {"RINGLAB_HANDSHAKE_TIMEOUT_MS"}))
     r.handshake_timeout = parse_milliseconds(*handshake);
+  if (const auto token = first_of(lookup, {"RINGLAB_JOB_TOKEN"})) {
+    if (token->value.empty())
+      throw std::invalid_argument(
+          "RINGLAB_JOB_TOKEN is empty: unset it, or export the same secret to every rank, e.g. "
+          "RINGLAB_JOB_TOKEN=$(openssl rand -hex 32)");
+    r.job_token = token->value;
+  }
   return r;
 }
 

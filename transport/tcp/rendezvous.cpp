@@ -22,6 +22,7 @@
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/log.hpp"
 #include "transport/tcp/mesh.hpp"
 #include "transport/tcp/socket_util.hpp"
 #include "transport/tcp/transport_impl.hpp"
@@ -77,6 +78,15 @@ void check_rendezvous(const Rendezvous& r) {
   if (r.master_port < 0 || r.master_port > 65535)
     throw std::invalid_argument("MASTER_PORT=" + std::to_string(r.master_port) +
                                 " is not a TCP port: use 1..65535, e.g. 29500");
+  // A job without a token is open to whoever reaches its ports: only on loopback.
+  ErrorCode error;
+  const auto bind = asio::ip::make_address(r.bind_addr, error);
+  if (r.job_token.empty() && (error || !bind.is_loopback()))
+    throw std::invalid_argument(
+        "rank " + std::to_string(r.rank) + ": RINGLAB_BIND_ADDR=" + r.bind_addr +
+        " opens this job to other machines, and it has no job token: export the same "
+        "RINGLAB_JOB_TOKEN=<secret> to every rank (e.g. $(openssl rand -hex 32)), or leave "
+        "RINGLAB_BIND_ADDR unset to stay on loopback");
 }
 
 long long remaining_ms(Clock::time_point deadline) {
@@ -91,10 +101,25 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
   const std::string me = "rank " + std::to_string(r.rank);
   auto impl = std::make_unique<TcpTransport::Impl>();
 
-  // 1. The store.
-  if (r.rank == 0)
-    impl->server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout);
-  impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout);
+  // 1. The store, served only to those who prove they know the job token.
+  if (r.rank == 0) {
+    StoreLimits limits;
+    limits.max_connections = std::max(limits.max_connections, r.world_size + 64);
+    impl->server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout,
+                                                 limits, r.job_token);
+    if (r.job_token.empty())
+      log_line(me + ": this job has no token (RINGLAB_JOB_TOKEN is not set): any process that " +
+               "reaches port " + std::to_string(r.master_port) + " on this machine can join it. " +
+               "ringlab run gives its ranks one; under torchrun, srun or mpirun export the same " +
+               "RINGLAB_JOB_TOKEN=<secret> to every rank");
+  }
+  try {
+    impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout, r.job_token);
+  } catch (const TimeoutError& error) {
+    throw TimeoutError(me + ": " + error.what());
+  } catch (const CommError& error) {
+    throw CommError(me + ": " + error.what());
+  }
   Store& store = *impl->store;
 
   // 2. The job: rank 0 names it; everyone checks the world size and claims a rank.

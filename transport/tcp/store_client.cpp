@@ -1,8 +1,10 @@
 // The store's client: one TCP connection to the server, one request at a time
 // (a mutex serialises threads). Connecting retries until the timeout because
 // rank 0 may start after the others; what stopped the last attempt (refused,
-// reset, no answer to hello) is what the final error reports, and a server
-// that is not a ringlab store fails at once, saying so. A get/wait sends its
+// reset, no answer to hello) is what the final error reports. The hello is
+// a challenge: the store must prove it knows the job token, then the client
+// does (job_token.hpp). A server that is not a ringlab store, or a store that
+// does not know the token (another job's), fails at once, saying so. A get/wait sends its
 // timeout to the server, which answers "timeout" itself, so the connection
 // stays in step; the client still gives up a little after that in case the
 // server is gone. The server closes a connection left idle, saying so first
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/job_token.hpp"
 #include "transport/tcp/socket_util.hpp"
 #include "transport/tcp/tcp.hpp"
 
@@ -25,18 +28,29 @@ namespace {
 constexpr auto kReplyGrace = std::chrono::seconds(5);
 constexpr auto kRetryPause = std::chrono::milliseconds(20);
 
-// A reply that shows the server is not a ringlab store (of this build):
-// trying again will not change it.
-class NotAStore : public CommError {
+// A reply that shows the server is not a ringlab store (of this build), or
+// is another job's: trying again will not change it.
+class WrongServer : public CommError {
  public:
   using CommError::CommError;
 };
+
+std::string_view as_text(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
 }  // namespace
 
 class Store::Impl {
  public:
-  Impl(const std::string& host, int port, Duration timeout)
-      : host_(host), port_(port), address_(host + ":" + std::to_string(port)), timeout_(timeout) {
+  Impl(const std::string& host, int port, Duration timeout, std::string job_token)
+      : host_(host),
+        port_(port),
+        address_(host + ":" + std::to_string(port)),
+        timeout_(timeout),
+        job_token_(std::move(job_token)) {
     endpoints_ = resolve(io_, host, port, "store (MASTER_ADDR:MASTER_PORT)");
     open(deadline_after(timeout), timeout);
   }
@@ -61,7 +75,7 @@ class Store::Impl {
         try {
           greet(deadline);
           return;
-        } catch (const NotAStore&) {
+        } catch (const WrongServer&) {
           socket_.close(ignored);
           throw;
         } catch (const CommError& hello_error) {
@@ -85,12 +99,36 @@ class Store::Impl {
         ")");
   }
 
-  // The opening exchange on a fresh connection.
+  // The opening exchange on a fresh connection: the store proves it knows
+  // the job token, then this client does.
   void greet(Clock::time_point deadline) {
-    Reply reply = exchange(StoreOp::Hello, 0, {}, deadline, true);
+    const Nonce mine = fresh_nonce();
+    Reply reply = exchange(StoreOp::Hello, 0, {as_text(mine)}, deadline, true);
     if (reply.status != StoreStatus::Ok)
       throw CommError("the store at " + address_ + " refused the connection: " +
                       (reply.strings.empty() ? std::string("no reason given") : reply.strings[0]));
+    if (reply.strings.size() != 2 || reply.strings[0].size() != kNonceBytes ||
+        reply.strings[1].size() != kProofBytes)
+      throw WrongServer("the server at " + address_ +
+                        " is not a ringlab store of this version: its answer to hello carries no "
+                        "proof of the job token");
+    const auto theirs = bytes_of(reply.strings[0]);
+    if (!same_proof(bytes_of(reply.strings[1]),
+                    prove(job_token_, kStoreServerProof, {mine, theirs})))
+      throw WrongServer(
+          "the store at " + address_ +
+          " does not know this rank's job token: it is another job's store (is another job "
+          "using port " +
+          std::to_string(port_) +
+          "? give each job its own MASTER_PORT), or this rank's RINGLAB_JOB_TOKEN is not rank "
+          "0's" +
+          (job_token_.empty() ? " (this rank has none: RINGLAB_JOB_TOKEN is not set)" : ""));
+    const Proof proof = prove(job_token_, kStoreClientProof, {mine, theirs});
+    reply = exchange(StoreOp::Auth, 0, {as_text(proof)}, deadline, true);
+    if (reply.status != StoreStatus::Ok)
+      throw WrongServer(
+          "the store at " + address_ + " refused this rank's proof of the job token: " +
+          (reply.strings.empty() ? std::string("no reason given") : reply.strings[0]));
   }
 
   // Sends one request and reads its reply before `deadline`. Throws CommError
@@ -119,9 +157,9 @@ class Store::Impl {
       ErrorCode ignored;
       socket_.close(ignored);
       if (opening)
-        throw NotAStore("the server at " + address_ +
-                        " is not a ringlab store: its answer to hello has " + decoded.error +
-                        ": is MASTER_PORT the port of another service?");
+        throw WrongServer("the server at " + address_ +
+                          " is not a ringlab store: its answer to hello has " + decoded.error +
+                          ": is MASTER_PORT the port of another service?");
       throw CommError("the store at " + address_ + " sent a garbled reply to " + what + ": " +
                       decoded.error);
     }
@@ -218,14 +256,15 @@ class Store::Impl {
   int port_;
   std::string address_;
   Duration timeout_;
+  std::string job_token_;
   std::mutex mutex_;
   asio::io_context io_;
   tcp::resolver::results_type endpoints_;
   tcp::socket socket_{io_};
 };
 
-Store::Store(const std::string& host, int port, Duration timeout)
-    : impl_(std::make_unique<Impl>(host, port, timeout)) {}
+Store::Store(const std::string& host, int port, Duration timeout, std::string job_token)
+    : impl_(std::make_unique<Impl>(host, port, timeout, std::move(job_token))) {}
 Store::~Store() = default;
 
 Duration Store::timeout() const { return impl_->timeout_; }

@@ -2,7 +2,9 @@
 // on one background thread running a Boost.Asio io_context.
 //
 // Each connection is a Session, a coroutine that reads top to bottom: the
-// hello, then one request after another, each answered before the next is
+// hello and the proofs of the job token (job_token.hpp: the store proves it
+// knows the token, then the client; nothing is served to a client that has
+// not), then one request after another, each answered before the next is
 // read. A get/wait on missing keys parks the session until the keys appear
 // (any set/add/compare_set re-checks the parked ones) or its own timeout
 // fires; meanwhile the session watches its socket, so a client that leaves is
@@ -40,6 +42,7 @@
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/job_token.hpp"
 #include "transport/tcp/log.hpp"
 #include "transport/tcp/socket_util.hpp"
 #include "transport/tcp/tcp.hpp"
@@ -70,6 +73,13 @@ constexpr auto kSilentGrace = std::chrono::milliseconds(100);
 constexpr int kLinesPerSecond = 5;
 
 Value text(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+template <std::size_t N>
+Value text(const std::array<std::byte, N>& bytes) {
+  return text(std::string(reinterpret_cast<const char*>(bytes.data()), N));
+}
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
 
 // An answer: status, number, strings (shared with the map).
 struct Reply {
@@ -159,12 +169,14 @@ struct Waiter {
 
 class StoreServer::Impl {
  public:
-  Impl(const std::string& bind_addr, int port, Duration handshake_timeout, StoreLimits limits);
+  Impl(const std::string& bind_addr, int port, Duration handshake_timeout, StoreLimits limits,
+       std::string job_token);
   ~Impl();
 
   int port() const { return port_; }
   Duration handshake_timeout() const { return handshake_timeout_; }
   const StoreLimits& limits() const { return limits_; }
+  const std::string& job_token() const { return job_token_; }
   Budget& budget() { return budget_; }
   asio::io_context& io() { return io_; }
   const std::string& name() const { return name_; }
@@ -195,6 +207,7 @@ class StoreServer::Impl {
   std::string name_;  // "store at 127.0.0.1:29500"
   Duration handshake_timeout_;
   StoreLimits limits_;
+  std::string job_token_;
   Budget budget_;
   std::map<std::string, Value, std::less<>> data_;
   std::list<Waiter> waiters_;
@@ -221,9 +234,44 @@ class Session : public std::enable_shared_from_this<Session> {
   // The whole life of the connection.
   awaitable<void> serve() {
     const StoreLimits& limits = server_.limits();
-    watch(Phase::Hello, server_.handshake_timeout());
+    // The hello and the proofs, all within the handshake timeout.
+    const Duration handshake = server_.handshake_timeout();
+    const auto handshake_deadline = deadline_after(handshake);
+    watch(Phase::Hello, handshake, handshake_deadline);
     auto hello = co_await read_request(kMaxHelloBody, StoreOp::Hello);
     if (!hello) co_return;
+    if (hello->args.size() != 1 || hello->args[0].size() != kNonceBytes) {
+      drop("its hello carries no " + std::to_string(kNonceBytes) +
+           "-byte challenge: a ringlab store client of another version?");
+      co_return;
+    }
+    Nonce client_nonce{};
+    std::copy_n(bytes_of(hello->args[0]).begin(), kNonceBytes, client_nonce.begin());
+    hello.reset();  // its memory goes back to the budget
+    const Nonce server_nonce = fresh_nonce();
+    const std::string& token = server_.job_token();
+    Reply challenge{
+        StoreStatus::Ok,
+        0,
+        {text(server_nonce), text(prove(token, kStoreServerProof, {client_nonce, server_nonce}))}};
+    if (!co_await send(challenge)) co_return;
+    challenged_ = true;
+    watch(Phase::Hello, handshake, handshake_deadline);
+    auto auth = co_await read_request(kMaxHelloBody, StoreOp::Auth);
+    if (!auth) co_return;
+    const bool proven = auth->args.size() == 1 &&
+                        same_proof(bytes_of(auth->args[0]),
+                                   prove(token, kStoreClientProof, {client_nonce, server_nonce}));
+    auth.reset();
+    if (!proven) {
+      const std::string why =
+          "it does not know this job's token: a process of another job, or a rank started with "
+          "another RINGLAB_JOB_TOKEN";
+      co_await send(error_reply("the store refuses this connection: " + why));
+      drop(why);
+      co_return;
+    }
+    challenged_ = false;
     greeted_ = true;
     if (!co_await send({StoreStatus::Ok, 0, {}})) co_return;
 
@@ -278,12 +326,14 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   enum class Phase { Hello, Idle, Request, Working, Parked, Replying, Closing };
 
-  // Arms the watchdog for this phase (a new phase disarms the previous one).
-  void watch(Phase phase, Duration limit) {
+  // Arms the watchdog for this phase (a new phase disarms the previous one):
+  // it fires at `deadline`, by default `limit` from now.
+  void watch(Phase phase, Duration limit) { watch(phase, limit, deadline_after(limit)); }
+  void watch(Phase phase, Duration limit, Clock::time_point deadline) {
     phase_ = phase;
     phase_limit_ = limit;
     const std::uint64_t generation = ++watch_generation_;
-    watchdog_.expires_at(deadline_after(limit));
+    watchdog_.expires_at(deadline);
     watchdog_.async_wait([self = shared_from_this(), generation](ErrorCode error) {
       if (error || generation != self->watch_generation_ || self->closed_) return;
       self->on_watchdog();
@@ -360,6 +410,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (got > 0)
       return drop("it closed after " + std::to_string(got) + " of " + std::to_string(of) + " " +
                   part + " bytes (truncated request)");
+    if (challenged_)
+      return drop("it closed without answering the store's challenge (a rank of another job?)");
     if (!greeted_) return drop("it closed without sending a hello");
     close();  // a client that finished
   }
@@ -393,8 +445,15 @@ class Session : public std::enable_shared_from_this<Session> {
     Request request{
         static_cast<StoreOp>(header.code), header.number, {}, Share(server_.budget()), {}};
     if (only && request.op != *only) {
-      drop(std::string("its first request was ") + store_op_name(header.code) + ", not " +
-           store_op_name(static_cast<std::uint16_t>(*only)) + ": not a ringlab store client?");
+      drop(*only == StoreOp::Hello
+               ? std::string("its first request was ") + store_op_name(header.code) +
+                     ", not hello: not a ringlab store client?"
+               : std::string("it answered the store's challenge with ") +
+                     store_op_name(header.code) + ", not auth: not a ringlab store client?");
+      co_return std::nullopt;
+    }
+    if (!only && (request.op == StoreOp::Hello || request.op == StoreOp::Auth)) {
+      drop(std::string("it sent ") + store_op_name(header.code) + " again after its hello");
       co_return std::nullopt;
     }
     const std::size_t length = header.body_length;
@@ -541,7 +600,8 @@ class Session : public std::enable_shared_from_this<Session> {
   Phase phase_ = Phase::Hello;
   Duration phase_limit_{0};
   std::uint64_t watch_generation_ = 0;
-  bool greeted_ = false;
+  bool challenged_ = false;  // its hello was answered; its proof is due
+  bool greeted_ = false;     // it proved it knows the job token
   bool closed_ = false;
   bool peer_stirred_ = false;
   std::size_t received_ = 0;      // bytes, since the connection opened
@@ -553,8 +613,11 @@ class Session : public std::enable_shared_from_this<Session> {
 }  // namespace
 
 StoreServer::Impl::Impl(const std::string& bind_addr, int port, Duration handshake_timeout,
-                        StoreLimits limits)
-    : handshake_timeout_(handshake_timeout), limits_(limits), budget_(limits.max_total_bytes) {
+                        StoreLimits limits, std::string job_token)
+    : handshake_timeout_(handshake_timeout),
+      limits_(limits),
+      job_token_(std::move(job_token)),
+      budget_(limits.max_total_bytes) {
   limits_.max_request_bytes = std::min<std::size_t>(limits_.max_request_bytes, kMaxStoreBody);
   const auto endpoints = resolve(io_, bind_addr, port, "store bind");
   ErrorCode error;
@@ -784,7 +847,7 @@ Reply StoreServer::Impl::answer(Request& request, const std::shared_ptr<Session>
   };
   // The keys: every argument of wait and check, the first of the others.
   const std::size_t keys = op == StoreOp::Wait || op == StoreOp::Check ? args.size()
-                           : op == StoreOp::NumKeys || op == StoreOp::Hello
+                           : op == StoreOp::NumKeys || op == StoreOp::Hello || op == StoreOp::Auth
                                ? 0
                                : std::min<std::size_t>(args.size(), 1);
   for (std::size_t i = 0; i < keys; ++i)
@@ -794,6 +857,7 @@ Reply StoreServer::Impl::answer(Request& request, const std::shared_ptr<Session>
                   std::to_string(limits_.max_key_bytes) + " bytes)");
   switch (op) {
     case StoreOp::Hello:
+    case StoreOp::Auth:
       return fail("the connection has said hello already");
     case StoreOp::Set: {
       if (auto wrong = need(2)) return *wrong;
@@ -872,8 +936,9 @@ Reply StoreServer::Impl::answer(Request& request, const std::shared_ptr<Session>
 }
 
 StoreServer::StoreServer(const std::string& bind_addr, int port, Duration handshake_timeout,
-                         StoreLimits limits)
-    : impl_(std::make_unique<Impl>(bind_addr, port, handshake_timeout, limits)) {}
+                         StoreLimits limits, std::string job_token)
+    : impl_(std::make_unique<Impl>(bind_addr, port, handshake_timeout, limits,
+                                   std::move(job_token))) {}
 StoreServer::~StoreServer() = default;
 int StoreServer::port() const { return impl_->port(); }
 

@@ -57,6 +57,13 @@ struct Rendezvous {
   // While the rendezvous waits, rank 0 logs this often which ranks it still
   // waits for (transport/tcp/wait_report.hpp); zero: never.
   Duration report_interval = std::chrono::seconds(5);
+  // The job's secret (RINGLAB_JOB_TOKEN; ringlab run makes one for its
+  // ranks). Every rank proves it knows it to the store and to each other
+  // rank (HMAC-SHA256 over fresh challenges); it never crosses the wire and
+  // the store never holds it. Empty: an open job, which any process that
+  // reaches the store may join; connect() allows that only while this rank
+  // binds to loopback.
+  std::string job_token;
 };
 
 // Looks up one environment variable; nullptr when unset.
@@ -66,7 +73,7 @@ using EnvironmentLookup = std::function<const char*(const char* name)>;
 // names); falls back to Slurm's SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID and
 // Open MPI's OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE /
 // OMPI_COMM_WORLD_LOCAL_RANK; then RINGLAB_BIND_ADDR, RINGLAB_TIMEOUT_MS,
-// RINGLAB_HANDSHAKE_TIMEOUT_MS. MASTER_ADDR defaults to 127.0.0.1; the others
+// RINGLAB_HANDSHAKE_TIMEOUT_MS, RINGLAB_JOB_TOKEN. MASTER_ADDR defaults to 127.0.0.1; the others
 // that have no default throw std::invalid_argument naming the variable and what
 // to set ("MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's
 // store listens on)", "RANK=4 but WORLD_SIZE=4: RANK must be in 0..3").
@@ -99,13 +106,15 @@ struct StoreLimits {
 };
 
 // The store's server: rank 0 runs one. Serves clients on a background thread
-// until destroyed. Port 0 picks a free port (see port()).
+// until destroyed. Port 0 picks a free port (see port()). A client is served
+// once it has proved it knows job_token (see Rendezvous::job_token).
 class StoreServer {
  public:
   // Throws CommError if the address cannot be bound (naming it, and what to do
   // when the port is taken).
   StoreServer(const std::string& bind_addr, int port,
-              Duration handshake_timeout = std::chrono::seconds(5), StoreLimits limits = {});
+              Duration handshake_timeout = std::chrono::seconds(5), StoreLimits limits = {},
+              std::string job_token = {});
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
@@ -127,8 +136,10 @@ class Store {
   // Connects to host:port, retrying until `timeout` (rank 0 may start later);
   // then throws CommError "could not reach the store at HOST:PORT within N ms:
   // is rank 0 running and MASTER_ADDR/MASTER_PORT right? (last error: ...)".
-  // A server that is not a ringlab store fails at once, saying so.
-  Store(const std::string& host, int port, Duration timeout = kDefaultTimeout);
+  // A server that is not a ringlab store, or a store that does not know
+  // job_token (another job's), fails at once, saying so.
+  Store(const std::string& host, int port, Duration timeout = kDefaultTimeout,
+        std::string job_token = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
