@@ -111,6 +111,24 @@ TEST_SUITE("store_limits") {
     use_the_store(server.port(), "still served");
   }
 
+  TEST_CASE(
+      "a client whose idle connection was closed, and whose store is then gone, fails at once") {
+    StoreLimits limits;
+    limits.idle_timeout = 200ms;
+    auto server = std::make_unique<StoreServer>("127.0.0.1", 0, 5s, limits);
+    Store store("127.0.0.1", server->port(), 10s);
+    store.set("k", "v");
+    std::this_thread::sleep_for(500ms);  // closed as idle
+    server.reset();
+    const auto start = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH_AS(store.get("k"),
+                         doctest::Contains("it closed this client's idle connection, and now "
+                                           "nothing listens there: rank 0, which hosts the store, "
+                                           "probably exited"),
+                         CommError);
+    CHECK(std::chrono::steady_clock::now() - start < 2s);  // not the 10 s timeout
+  }
+
   TEST_CASE("the store's contents have a limit; a refused set leaves the store serving") {
     StoreLimits limits;
     limits.max_total_bytes = 1 << 20;

@@ -62,8 +62,10 @@ class Store::Impl {
   };
 
   // Connects and says hello, retrying until `deadline`; throws CommError
-  // saying what stopped the last attempt.
-  void open(Clock::time_point deadline, Duration timeout) {
+  // saying what stopped the last attempt. `again`: the store closed this
+  // client's idle connection earlier, so it was up; if nothing listens now,
+  // rank 0 is gone, and waiting for it would only delay saying so.
+  void open(Clock::time_point deadline, Duration timeout, bool again = false) {
     std::string last_error;
     for (;;) {
       ErrorCode ignored;
@@ -82,6 +84,10 @@ class Store::Impl {
           last_error = hello_error.what();
         }
       } else if (error == asio::error::connection_refused) {
+        if (again)
+          throw CommError("lost the store at " + address_ +
+                          ": it closed this client's idle connection, and now nothing listens "
+                          "there: rank 0, which hosts the store, probably exited");
         last_error = "connection refused: nothing listens there (yet)";
       } else if (error != asio::error::timed_out || last_error.empty()) {
         // (The last attempt runs into the deadline: the error before it says more.)
@@ -221,10 +227,10 @@ class Store::Impl {
   // running it, on a new connection.
   Reply request(StoreOp op, std::int64_t number, const std::vector<std::string_view>& args,
                 Clock::time_point deadline) {
-    if (told_idle(deadline)) open(deadline, timeout_);
+    if (told_idle(deadline)) open(deadline, timeout_, true);
     Reply reply = exchange(op, number, args, deadline);
     if (reply.status == StoreStatus::Closing) {
-      open(deadline, timeout_);
+      open(deadline, timeout_, true);
       reply = exchange(op, number, args, deadline);
     }
     if (reply.status == StoreStatus::Closing)

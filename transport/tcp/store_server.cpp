@@ -350,6 +350,8 @@ class Session : public std::enable_shared_from_this<Session> {
     switch (phase_) {
       case Phase::Hello:
         if (received_ == 0) return drop("it sent no hello" + within);
+        if (challenged_ && request_got_ == 0)
+          return drop("it did not answer the store's challenge" + within);
         return drop("it sent only " + std::to_string(request_got_) + " of the " +
                     std::to_string(request_size_) + " bytes of its hello" + within);
       case Phase::Request:
@@ -518,7 +520,14 @@ class Session : public std::enable_shared_from_this<Session> {
       }
     }
     if (!request.refused.empty()) co_return std::move(request);
-    auto args = decode_strings(body);
+    std::optional<std::vector<std::string>> args;
+    try {
+      args = decode_strings(body);
+    } catch (const std::bad_alloc&) {
+      request.refused = "the store is out of memory: it could not take the " +
+                        std::to_string(length) + " bytes of this request";
+      co_return std::move(request);
+    }
     if (!args) {
       drop("its request body is not a list of length-prefixed strings");
       co_return std::nullopt;
