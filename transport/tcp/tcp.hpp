@@ -8,12 +8,14 @@
 //    from the variables torchrun, Slurm or Open MPI set.
 //  - StoreServer / Store: a small key-value store like PyTorch's TCPStore.
 //    Rank 0 hosts it (a background thread) at MASTER_PORT; every rank is a
-//    client. Ranks publish their addresses in it; the NCCL backend publishes
-//    its ncclUniqueId in it.
+//    client, served once it has proved it knows the job token. Ranks publish
+//    their addresses in it; the NCCL backend publishes its ncclUniqueId in
+//    it. StoreLimits bounds what any client can make it hold or wait for.
 //  - connect(): every rank listens on an ephemeral port, publishes "addr:port"
 //    in the store, and connects to every other rank (the higher rank of each
 //    pair connects, the lower accepts), checking a handshake (magic, version,
-//    ranks, world size, job id) so stray connections are refused.
+//    ranks, world size, job id, and each side's proof of the job token) so
+//    stray connections and other jobs' ranks are refused.
 //  - TcpTransport: the Transport over those connections. Messages are
 //    length-framed (transport/tcp/framing.hpp documents the header); a wait
 //    drives the sockets itself from the calling thread (no hand-off to an I/O
