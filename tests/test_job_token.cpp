@@ -130,7 +130,8 @@ TEST_SUITE("job_token") {
                               " does not know this rank's job token") != std::string::npos);
 
     // A store client without the token gets nothing out of the store either.
-    CHECK_THROWS_WITH_AS(Store("127.0.0.1", port, 2s), doctest::Contains("job token"), CommError);
+    CHECK_THROWS_WITH_AS(Store("127.0.0.1", port, 2s), doctest::Contains("job token"),
+                         WrongStoreError);
 
     // The real rank 1 joins, and rank 0's result is the job's own.
     rank1 = all_reduce_rank(rank_of(2, 1, port, token), 3, 4);

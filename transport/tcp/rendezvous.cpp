@@ -115,6 +115,8 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
   }
   try {
     impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout, r.job_token);
+  } catch (const WrongStoreError& error) {
+    throw WrongStoreError(me + ": " + error.what());
   } catch (const TimeoutError& error) {
     throw TimeoutError(me + ": " + error.what());
   } catch (const CommError& error) {

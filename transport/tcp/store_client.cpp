@@ -28,13 +28,6 @@ namespace {
 constexpr auto kReplyGrace = std::chrono::seconds(5);
 constexpr auto kRetryPause = std::chrono::milliseconds(20);
 
-// A reply that shows the server is not a ringlab store (of this build), or
-// is another job's: trying again will not change it.
-class WrongServer : public CommError {
- public:
-  using CommError::CommError;
-};
-
 std::string_view as_text(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
@@ -77,7 +70,7 @@ class Store::Impl {
         try {
           greet(deadline);
           return;
-        } catch (const WrongServer&) {
+        } catch (const WrongStoreError&) {
           socket_.close(ignored);
           throw;
         } catch (const CommError& hello_error) {
@@ -115,13 +108,13 @@ class Store::Impl {
                       (reply.strings.empty() ? std::string("no reason given") : reply.strings[0]));
     if (reply.strings.size() != 2 || reply.strings[0].size() != kNonceBytes ||
         reply.strings[1].size() != kProofBytes)
-      throw WrongServer("the server at " + address_ +
+      throw WrongStoreError("the server at " + address_ +
                         " is not a ringlab store of this version: its answer to hello carries no "
                         "proof of the job token");
     const auto theirs = bytes_of(reply.strings[0]);
     if (!same_proof(bytes_of(reply.strings[1]),
                     prove(job_token_, kStoreServerProof, {mine, theirs})))
-      throw WrongServer(
+      throw WrongStoreError(
           "the store at " + address_ +
           " does not know this rank's job token: it is another job's store (is another job "
           "using port " +
@@ -132,7 +125,7 @@ class Store::Impl {
     const Proof proof = prove(job_token_, kStoreClientProof, {mine, theirs});
     reply = exchange(StoreOp::Auth, 0, {as_text(proof)}, deadline, true);
     if (reply.status != StoreStatus::Ok)
-      throw WrongServer(
+      throw WrongStoreError(
           "the store at " + address_ + " refused this rank's proof of the job token: " +
           (reply.strings.empty() ? std::string("no reason given") : reply.strings[0]));
   }
@@ -163,7 +156,7 @@ class Store::Impl {
       ErrorCode ignored;
       socket_.close(ignored);
       if (opening)
-        throw WrongServer("the server at " + address_ +
+        throw WrongStoreError("the server at " + address_ +
                           " is not a ringlab store: its answer to hello has " + decoded.error +
                           ": is MASTER_PORT the port of another service?");
       throw CommError("the store at " + address_ + " sent a garbled reply to " + what + ": " +

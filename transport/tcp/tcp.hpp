@@ -86,6 +86,13 @@ Rendezvous from_environment(const EnvironmentLookup& lookup);
 // Thrown by Store operations that run out of time (a TimeoutError, so a
 // CommError): names the key(s) and the store's address.
 using StoreTimeoutError = TimeoutError;
+// Thrown when what answers at the store's address is not this job's store:
+// another job's (it cannot prove it knows the job token) or not a ringlab
+// store at all. Trying again would not change that, so a Store does not.
+class WrongStoreError : public CommError {
+ public:
+  using CommError::CommError;
+};
 
 // What the store refuses, and when it gives up on a connection (README's
 // limits table lists the defaults). A refused request gets an error reply
