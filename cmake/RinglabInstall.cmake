@@ -139,7 +139,8 @@ install(TARGETS ringlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # ---- ringlabConfig.cmake -------------------------------------------------------------
 #
 # Its find_dependency() calls are what the installed libraries' links name:
-# Threads, and CUDA + NCCL where the NCCL backend is built. CLI11 and doctest
+# Threads, OpenSSL (libcrypto, the tcp library's job token proofs), and CUDA +
+# NCCL where the NCCL backend is built. CLI11 and doctest
 # (the executable's and the tests') and Boost.Asio (private to the TCP
 # library, header-only) are not among them.
 if(TARGET ringlab_nccl)

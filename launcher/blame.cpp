@@ -76,6 +76,19 @@ std::optional<Blame> find_cause(const std::vector<RankEvents>& ranks) {
         return Blame{r.rank, BlameKind::Unresponsive, earliest->rank};
     }
   }
+  // Rule 4: the first report names the rank it failed because of ("rank 2:
+  // rank 3 failed or stopped answering"), and that rank failed by itself
+  // just after: the report was only read first (both pipes are read at once,
+  // and the culprit's own line may come later in the same breath).
+  // (A wait that ran out is rule 3's: what fails after it is its consequence.)
+  const int named = reports_a_wait(earliest->error)
+                        ? -1
+                        : first_other_rank_named(earliest->error, earliest->rank);
+  for (const RankEvents& r : ranks) {
+    if (named < 0 || r.rank != named || !failed_by_itself(r)) continue;
+    const auto time = event_time(r);
+    if (time && *time <= *earliest_time + kCauseWindow) return Blame{r.rank, BlameKind::Failed};
+  }
   return Blame{earliest->rank, BlameKind::Failed};
 }
 

@@ -18,6 +18,10 @@
 //     to receive from rank 1") that never failed or reported anything by
 //     itself and was still running, that rank is blamed as unresponsive: it
 //     was waited for and did not answer (a hang, a sleep, a busy loop).
+//  4. When the earliest report is not of a wait and names another rank
+//     ("rank 2: rank 3 failed or stopped answering") that failed by itself up
+//     to kCauseWindow later, that rank is blamed: its own report was only
+//     read later.
 #pragma once
 
 #include <chrono>

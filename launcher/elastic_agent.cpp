@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "launcher/agent_trace.hpp"
 #include "launcher/job_summary.hpp"
@@ -167,9 +168,32 @@ ElasticAgent::RoundEnd ElasticAgent::run_round(const Round& round, const Endpoin
   bool announced_leaving = false;
   std::string lost_store;
   auto next_check = Clock::now();
-  while (!workers.finished()) {
+  // A first error that names a rank of another node ("rank 1: rank 3 failed
+  // or stopped answering") is that node's failure to claim: our ranks learn of
+  // it through the transport before its agent reaps the rank. Our claim waits
+  // a while for that node's.
+  const auto on_this_node = [&](int rank) {
+    return rank >= first_rank && rank < first_rank + round.nproc_per_node;
+  };
+  std::optional<Clock::time_point> claim_after;
+  const auto may_claim = [&] {
+    const int named = workers.first_error_names();
+    if (named < 0 || on_this_node(named)) return true;
+    if (!claim_after)
+      claim_after = Clock::now() + std::max<Milliseconds>(Milliseconds(1000), 2 * o_.monitor_interval);
+    return Clock::now() >= *claim_after;
+  };
+  const auto claim_pending = [&] {
+    return lost_store.empty() && workers.trouble_seen() && end.first_node == 0 &&
+           workers.interrupted_by() == 0 && !may_claim();
+  };
+  while (!workers.finished() || claim_pending()) {
     const auto until_check = std::chrono::ceil<Milliseconds>(next_check - Clock::now());
-    workers.poll(std::clamp(until_check, Milliseconds(0), o_.monitor_interval));
+    const Milliseconds wait = std::clamp(until_check, Milliseconds(0), o_.monitor_interval);
+    if (workers.finished())
+      std::this_thread::sleep_for(std::min(wait, Milliseconds(50)));
+    else
+      workers.poll(wait);
     if (!lost_store.empty()) continue;
     try {
       rendezvous_.keep_alive();
@@ -182,9 +206,9 @@ ElasticAgent::RoundEnd ElasticAgent::run_round(const Round& round, const Endpoin
       }
       // Which node's trouble came first is settled in the store at the first
       // sign of it here (a rank's error line comes before the rank exits).
-      if (workers.trouble_seen() && end.first_node == 0)
+      if (workers.trouble_seen() && end.first_node == 0 && may_claim())
         end.first_node = rendezvous_.claim_first_failure(round.number);
-      if (workers.failure_seen() && !failure_handled) {
+      if (workers.failure_seen() && !failure_handled && !claim_pending()) {
         // Tell the other nodes at once; our other workers get stop_after to
         // fail by themselves first (the supervisor does that).
         failure_handled = true;

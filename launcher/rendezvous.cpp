@@ -8,13 +8,43 @@
 #include <algorithm>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <thread>
 
+#include "launcher/job_token.hpp"
 #include "transport/tcp/tcp.hpp"
 
 namespace ringlab::launch {
 
 namespace {
+
+// The agents' store is the job's: it takes the token every node is given
+// (RINGLAB_JOB_TOKEN), which the workers inherit. Without one it is open, as
+// the workers' stores are on loopback (transport/tcp/rendezvous.cpp says so).
+std::string shared_job_token() {
+  const char* token = std::getenv(kJobTokenVariable);
+  return token ? token : "";
+}
+
+bool is_loopback(const std::string& address) {
+  in_addr v4{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return address == "localhost";
+}
+
+// A job open to other machines must be private to its members: the workers
+// refuse to bind beyond loopback without a token (transport/tcp), so say it
+// once here, before any round starts.
+void require_token_beyond_loopback(const std::string& address, const std::string& what) {
+  if (!shared_job_token().empty() || is_loopback(address)) return;
+  throw std::invalid_argument(
+      what + " " + address +
+      " is reachable from other machines, and this job has no token: "
+      "export the same RINGLAB_JOB_TOKEN=<secret> on every node (e.g. $(openssl rand -hex 32)) "
+      "before ringlab run, or keep the job on loopback (127.0.0.1)");
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -113,6 +143,7 @@ void Rendezvous::connect() {
   const char* bind = std::getenv("RINGLAB_BIND_ADDR");
   self_.address =
       bind && *bind ? bind : local_address_towards(options_.endpoint_host, options_.endpoint_port);
+  require_token_beyond_loopback(self_.address, "this node's workers would listen on");
   log_.set_node(self_.id);
 }
 
@@ -120,7 +151,9 @@ void Rendezvous::host_or_join_store() {
   const RendezvousConfig& config = options_.rendezvous;
   if (config.is_host.value_or(true)) {
     try {
-      server_ = std::make_unique<tcp::StoreServer>(options_.endpoint_host, options_.endpoint_port);
+      server_ = std::make_unique<tcp::StoreServer>(options_.endpoint_host, options_.endpoint_port,
+                                                   std::chrono::seconds(5), tcp::StoreLimits{},
+                                                   shared_job_token());
     } catch (const std::exception& e) {
       if (config.is_host.value_or(false))
         throw std::runtime_error(
@@ -130,9 +163,11 @@ void Rendezvous::host_or_join_store() {
       // The address is not ours, or another agent on this machine hosts the store.
     }
   }
+  if (server_)
+    require_token_beyond_loopback(options_.endpoint_host, "the rendezvous store hosted at");
   try {
     store_ = std::make_unique<tcp::Store>(options_.endpoint_host, options_.endpoint_port,
-                                          config.read_timeout);
+                                          config.read_timeout, shared_job_token());
   } catch (const std::exception& e) {
     throw std::runtime_error(
         "cannot reach the rendezvous store at " + endpoint() + " within " +

@@ -17,9 +17,15 @@
 
 #include "launcher/blame.hpp"
 #include "launcher/error_file.hpp"
+#include "launcher/job_token.hpp"
 #include "launcher/spawn.hpp"
 
 namespace ringlab::launch {
+
+namespace {
+// What transport/tcp/log.hpp puts before each of its notices.
+constexpr std::string_view kTransportNoticePrefix = "ringlab tcp: ";
+}  // namespace
 
 namespace {
 
@@ -82,6 +88,7 @@ void Supervisor::start() {
   std::string error_folder = o.error_file_folder;
   if (error_folder.empty()) error_folder = temporary_error_folder_ = make_temporary_folder();
   oom_kills_at_start_ = read_oom_kills(o.oom_kill_counter);
+  const std::string job_token = job_token_for(o);
   children_.resize(static_cast<std::size_t>(o.nproc_per_node));
   for (int local = 0; local < o.nproc_per_node; ++local) {
     Child& c = children_[static_cast<std::size_t>(local)];
@@ -104,6 +111,7 @@ void Supervisor::start() {
       std::filesystem::remove(c.error_file);
       auto environment = rank_environment(o, master_port_, local);
       environment.emplace_back(kErrorFileVariable, c.error_file);
+      if (!job_token.empty()) environment.emplace_back(kJobTokenVariable, job_token);
       const SpawnedChild spawned =
           spawn(path, o.program, child_environment(environment), "rank " + std::to_string(c.rank));
       c.pid = c.exit.pid = spawned.pid;
@@ -140,6 +148,10 @@ void Supervisor::open_log_files(Child& child, int local) {
 
 void Supervisor::on_error_line(Child& child, std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  // The TCP transport's notices to the operator ("ringlab tcp: rank 0:
+  // waiting for ranks 2-3", "... this job has no token") name the rank but
+  // report nothing wrong with it.
+  if (line.starts_with(kTransportNoticePrefix)) return;
   child.last_error_line = line;
   if (child.error_at) return;
   // "rank 2: ...", "tcp_fault_rank: rank 2: ...": the rank's own error.
@@ -147,6 +159,7 @@ void Supervisor::on_error_line(Child& child, std::string_view line) {
   if (line.find(own) == std::string_view::npos) return;
   child.error_at = Clock::now();
   child.error_line = line;
+  if (!error_line_seen_) first_error_names_ = first_other_rank_named(child.error_line, child.rank);
   error_line_seen_ = true;
 }
 
@@ -299,7 +312,10 @@ void Supervisor::stop(const std::string& reason, int exit_code, Milliseconds del
 
 void Supervisor::begin_stopping(Milliseconds delay) {
   if (term_at_) return;
-  for (Child& c : children_) c.frozen_at_stop = c.running && c.stopped_since.has_value();
+  for (Child& c : children_) {
+    c.frozen_at_stop = c.running && c.stopped_since.has_value();
+    if (c.frozen_at_stop) c.frozen_since_at_stop = c.stopped_since;
+  }
   term_at_ = Clock::now() + delay;
   kill_at_ = *term_at_ + options_.kill_after;
 }
@@ -375,7 +391,7 @@ LaunchResult Supervisor::result() const {
     e.signal_number = exit.signal_number;
     e.error_at = c.error_at;
     e.error = exit.error;
-    if (c.frozen_at_stop) e.frozen_since = c.stopped_since;
+    if (c.frozen_at_stop) e.frozen_since = c.frozen_since_at_stop;
     events.push_back(e);
   }
   const auto exit_of = [&](int rank) -> const RankExit& {

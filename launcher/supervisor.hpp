@@ -61,6 +61,9 @@ class Supervisor {
   // failed: the first sign of trouble, often well before the failed rank
   // has exited.
   bool trouble_seen() const { return failure_seen_ || error_line_seen_; }
+  // The first rank other than its own that the first error line names
+  // ("rank 1: rank 3 failed or stopped answering": 3), or -1.
+  int first_error_names() const { return first_error_names_; }
   // The SIGINT/SIGTERM the launcher received, or 0.
   int interrupted_by() const { return interrupted_by_; }
   // How the ranks ended (complete once finished()).
@@ -84,6 +87,9 @@ class Supervisor {
     std::optional<Clock::time_point> stopped_since;
     int stopped_by = 0;
     bool frozen_at_stop = false;
+    // When it froze, kept from the moment the stopping began: the SIGCONT
+    // sent with SIGTERM resumes it (and resets stopped_since) before it exits.
+    std::optional<Clock::time_point> frozen_since_at_stop;
   };
   struct Ready {
     std::vector<LineStream*> streams;  // readable, hung up or failed
@@ -117,6 +123,7 @@ class Supervisor {
   int exit_code_ = 0;   // with reason_
   bool failure_seen_ = false;
   bool error_line_seen_ = false;
+  int first_error_names_ = -1;
   int interrupted_by_ = 0;
   bool finished_ = false;
   // The folder of the error files when it is ours to remove.

@@ -11,3 +11,9 @@ if(TARGET ringlab_nccl)
   target_link_libraries(test_support PRIVATE ringlab_nccl)
   target_compile_definitions(test_support PRIVATE RINGLAB_TEST_NCCL=1)
 endif()
+
+# Numeric options out of range: the message says the range in a few words.
+ringlab_test(test_option_errors test_option_errors.cpp)
+target_compile_definitions(test_option_errors PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_option_errors ringlab)
+set_tests_properties(test_option_errors PROPERTIES TIMEOUT 120)

@@ -6,11 +6,18 @@
 # --nproc-per-node 2`, so ranks 0, 1 live on 192.0.2.1 and ranks 2, 3 on
 # 192.0.2.2, with rank 0's store at 192.0.2.1. They all_reduce (tcp_fault_rank
 # checks every element against its closed form) and then run the all_reduce
-# lesson, whose lines must be the article's.
+# lesson, whose lines must be the article's. Binding beyond loopback, the
+# two nodes share a job token (RINGLAB_JOB_TOKEN), as README's "Security"
+# says to.
 #
 #   netns_allreduce.sh RINGLAB_EXE TCP_FAULT_RANK_EXE
 #
-# Exit 77 (ctest: skipped) when namespaces cannot be made here.
+# Exit 77 (ctest: skipped), with the reason, when this machine cannot make
+# the two hosts: not root, no `ip`, or any step of building them failing (a
+# container without network privileges, a chroot whose / is not a mount
+# point, where `ip netns exec` cannot make / a slave mount). Once both hosts
+# exist, have their addresses and can run a command, any failure of ringlab
+# is a failure (exit 1).
 set -u
 
 ringlab=$1
@@ -50,25 +57,39 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ip netns add "$ns0" 2>"$work/err" || skip "ip netns add failed: $(cat "$work/err")"
-ip netns add "$ns1" 2>"$work/err" || skip "ip netns add failed: $(cat "$work/err")"
-ip link add "$veth0" type veth peer name "$veth1" 2>"$work/err" ||
-  skip "cannot create a veth pair: $(cat "$work/err")"
-ip link set "$veth0" netns "$ns0" || fail "cannot move $veth0 into $ns0"
-ip link set "$veth1" netns "$ns1" || fail "cannot move $veth1 into $ns1"
-ip -n "$ns0" addr add "$addr0/24" dev "$veth0" || fail "cannot set $addr0 on $veth0"
-ip -n "$ns1" addr add "$addr1/24" dev "$veth1" || fail "cannot set $addr1 on $veth1"
-for ns in "$ns0" "$ns1"; do ip -n "$ns" link set lo up || fail "cannot bring up lo in $ns"; done
-ip -n "$ns0" link set "$veth0" up || fail "cannot bring up $veth0"
-ip -n "$ns1" link set "$veth1" up || fail "cannot bring up $veth1"
+# The probe: build the two hosts. Any step that fails means this machine
+# cannot make them, which is a reason to skip, not a failure of ringlab.
+probe() {
+  local step=$1
+  shift
+  "$@" >"$work/err" 2>&1 ||
+    skip "cannot make two network namespaces joined by a veth pair here: '$step' failed: $(tr '\n' ' ' <"$work/err")"
+}
+probe "ip netns add $ns0" ip netns add "$ns0"
+probe "ip netns add $ns1" ip netns add "$ns1"
+probe "ip link add $veth0 type veth peer name $veth1" ip link add "$veth0" type veth peer name "$veth1"
+probe "ip link set $veth0 netns $ns0" ip link set "$veth0" netns "$ns0"
+probe "ip link set $veth1 netns $ns1" ip link set "$veth1" netns "$ns1"
+probe "ip -n $ns0 addr add $addr0/24 dev $veth0" ip -n "$ns0" addr add "$addr0/24" dev "$veth0"
+probe "ip -n $ns1 addr add $addr1/24 dev $veth1" ip -n "$ns1" addr add "$addr1/24" dev "$veth1"
+for ns in "$ns0" "$ns1"; do probe "ip -n $ns link set lo up" ip -n "$ns" link set lo up; done
+probe "ip -n $ns0 link set $veth0 up" ip -n "$ns0" link set "$veth0" up
+probe "ip -n $ns1 link set $veth1 up" ip -n "$ns1" link set "$veth1" up
+for ns in "$ns0" "$ns1"; do probe "ip netns exec $ns true" ip netns exec "$ns" true; done
+probe "$addr0 in $ns0" sh -c "ip -n '$ns0' -o addr show dev '$veth0' | grep -q ' $addr0/'"
+probe "$addr1 in $ns1" sh -c "ip -n '$ns1' -o addr show dev '$veth1' | grep -q ' $addr1/'"
 echo "netns_allreduce: $ns0 has $addr0 ($veth0), $ns1 has $addr1 ($veth1)"
+
+# The job's secret, shared by the two nodes (each node's ringlab run would
+# otherwise have none: a job bound beyond loopback refuses to run without).
+token=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
 
 # One node: ringlab run inside namespace $1 as node $2, binding to address $3,
 # running the rest of the arguments on each of its 2 ranks.
 node() {
   local ns=$1 node_rank=$2 bind=$3
   shift 3
-  ip netns exec "$ns" env RINGLAB_BIND_ADDR="$bind" "$ringlab" run --nnodes 2 \
+  ip netns exec "$ns" env RINGLAB_BIND_ADDR="$bind" RINGLAB_JOB_TOKEN="$token" "$ringlab" run --nnodes 2 \
     --node-rank "$node_rank" --nproc-per-node 2 --master-addr "$addr0" --master-port "$port" \
     --timeout-ms 10000 --time-limit-ms 60000 -- "$@"
 }

@@ -46,6 +46,9 @@ addr_a=192.0.2.1
 addr_b=192.0.2.2
 port=29400
 work=$(mktemp -d /tmp/ringlab-netns-elastic-XXXXXX)
+# Both nodes' agents and workers share one job token: a job that listens
+# beyond loopback needs one (README's "Security").
+export RINGLAB_JOB_TOKEN=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
 pid_a=
 pid_b=
 

@@ -277,6 +277,20 @@ TEST_CASE("the rank that reported its error first is blamed, not the first to ex
   CHECK(c.result.message == "rank 0 exited with status 4; rank 1 failed after it");
 }
 
+TEST_CASE("the TCP transport's notices to the operator are not a rank's error report") {
+  // Rank 0 prints a notice naming itself ("ringlab tcp: rank 0: ..."), then
+  // exits 0 later; rank 1 reports an error and fails. Rank 1 is blamed.
+  LaunchOptions options = shell(
+      2,
+      "if [ $RANK = 0 ]; then echo 'ringlab tcp: rank 0: waiting for rank 1 (5 s of 30 s)' >&2; "
+      "sleep 0.6; exit 3; fi; sleep 0.2; echo 'rank 1: bad input' >&2; exit 5");
+  options.stop_after = 2s;
+  const Captured c = run(options);
+  REQUIRE(c.result.first_failure);
+  CHECK(c.result.first_failure->rank == 1);
+  CHECK(c.result.exit_code == 5);
+}
+
 TEST_CASE("a rank frozen by SIGSTOP is blamed, and stopping it still works") {
   // Rank 2 freezes; the others notice a while later and fail.
   LaunchOptions options =

@@ -125,6 +125,18 @@ TEST_CASE("a rank named by the first report is not blamed when it answered or wa
                 killed(1, 2600ms, 15, true)}) == 2);
 }
 
+TEST_CASE("a rank the first report names, and that failed by itself just after, is the cause") {
+  // Rank 2's line was read first; rank 3, which it names, failed 20 ms later.
+  CHECK(blamed({reported(exited(2, 60ms), 10ms, "rank 2: rank 3 failed or stopped answering"),
+                reported(exited(3, 40ms, 3), 30ms, "rank 3: failing on request")}) == 3);
+  // Not when the named rank failed long after (it is a consequence then), or
+  // was stopped by us.
+  CHECK(blamed({reported(exited(2, 60ms), 10ms, "rank 2: rank 3 failed or stopped answering"),
+                exited(3, 900ms, 3)}) == 2);
+  CHECK(blamed({reported(exited(2, 60ms), 10ms, "rank 2: rank 3 failed or stopped answering"),
+                killed(3, 30ms, 15, true)}) == 2);
+}
+
 TEST_CASE("the first other rank a message names") {
   CHECK(first_other_rank_named("rank 2 timed out waiting to receive from rank 1; is rank 1 alive",
                                2) == 1);

@@ -443,6 +443,21 @@ TEST_CASE("bad elastic options are refused with what to write instead") {
           "cannot run 'ringlab-no-such-program'");
 }
 
+TEST_CASE("an elastic job whose workers listen beyond loopback needs a job token") {
+  // run_ringlab leaves RINGLAB_JOB_TOKEN unset. 192.0.2.1 is never bound: the
+  // agent refuses before it starts a worker.
+  const int port = ringlab::launch::pick_free_port("127.0.0.1");
+  const auto run = ringlab::testing::run_shell(
+      ringlab::testing::kCleanEnvironment + "RINGLAB_BIND_ADDR=192.0.2.1 " + RINGLAB_EXE +
+      " run --nnodes 1:2 --rdzv-endpoint 127.0.0.1:" + std::to_string(port) +
+      " --rdzv-conf last_call_timeout=0.2 -- true");
+  CHECK(run.status != 0);
+  CHECK(run.output.find("this node's workers would listen on 192.0.2.1 is reachable from other "
+                        "machines, and this job has no token: export the same "
+                        "RINGLAB_JOB_TOKEN=<secret> on every node") != std::string::npos);
+  CHECK(run.output.find("round 0") == std::string::npos);
+}
+
 TEST_CASE("an endpoint nobody serves, or a round that never fills, ends with what to do") {
   // 192.0.2.1 (TEST-NET-1) is not an address of this machine: it cannot host
   // the store there, and nobody answers.

@@ -103,13 +103,43 @@ TEST_CASE("missing or invalid variables: the error names the variable and what t
   CHECK(error_of(without(kTorchrun, "RANK")).find("RANK is not set: export RANK=") == 0);
   CHECK(error_of(without(kTorchrun, "WORLD_SIZE")).find("WORLD_SIZE is not set: export WORLD_SIZE=") == 0);
   CHECK(error_of(with(kTorchrun, {{"RANK", "two"}})).find("RANK=two is not an integer: export RANK=") == 0);
-  CHECK(error_of(with(kTorchrun, {{"WORLD_SIZE", "0"}})).find("WORLD_SIZE=0 must be") == 0);
+  CHECK(error_of(with(kTorchrun, {{"WORLD_SIZE", "0"}})).find("WORLD_SIZE=0 is not a number of processes") == 0);
   CHECK(error_of(with(kTorchrun, {{"MASTER_PORT", "70000"}})).find("MASTER_PORT=70000 is not a TCP port") == 0);
   CHECK(error_of(with(kTorchrun, {{"MASTER_PORT", "29500x"}})).find("MASTER_PORT=29500x is not an integer") == 0);
   CHECK(error_of(with(kTorchrun, {{"RINGLAB_TIMEOUT_MS", "0"}})).find("RINGLAB_TIMEOUT_MS=0 must be a positive") == 0);
   // A fallback's error names the variable that was actually read.
   CHECK(error_of({{"MASTER_PORT", "1"}, {"SLURM_PROCID", "8"}, {"SLURM_NTASKS", "8"}}) ==
         "SLURM_PROCID=8 but SLURM_NTASKS=8: SLURM_PROCID must be in 0..7");
+}
+
+// Issue 12, items 3 and 10: WORLD_SIZE=1048577 said "must be at least 1", and
+// a timeout of INT64_MAX ms was taken, overflowed and timed out at once.
+TEST_CASE("numbers out of range: the error says the range") {
+  CHECK(error_of(with(kTorchrun, {{"WORLD_SIZE", "1048577"}})) ==
+        "WORLD_SIZE=1048577 is not a number of processes ringlab runs: export WORLD_SIZE=<1 to "
+        "1048576>");
+  CHECK(error_of(with(kTorchrun, {{"WORLD_SIZE", "0"}})) ==
+        "WORLD_SIZE=0 is not a number of processes ringlab runs: export WORLD_SIZE=<1 to "
+        "1048576>");
+  CHECK(read(with(kTorchrun, {{"WORLD_SIZE", "1048576"}, {"RANK", "1048575"}})).world_size ==
+        1048576);
+  for (const char* name : {"RINGLAB_TIMEOUT_MS", "RINGLAB_HANDSHAKE_TIMEOUT_MS"}) {
+    CHECK(error_of(with(kTorchrun, {{name, "9223372036854775807"}})) ==
+          std::string(name) + "=9223372036854775807 is too long: export " + name +
+              "=<1 to 2147483647 milliseconds (about 24.8 days)>");
+    CHECK(error_of(with(kTorchrun, {{name, "99999999999999999999"}})) ==
+          std::string(name) + "=99999999999999999999 is too long: export " + name +
+              "=<1 to 2147483647 milliseconds (about 24.8 days)>");
+  }
+  CHECK(read(with(kTorchrun, {{"RINGLAB_TIMEOUT_MS", "2147483647"}})).timeout == kMaxTimeout);
+}
+
+TEST_CASE("the job token comes from RINGLAB_JOB_TOKEN") {
+  CHECK(read(kTorchrun).job_token.empty());
+  CHECK(read(with(kTorchrun, {{"RINGLAB_JOB_TOKEN", "s3cret"}})).job_token == "s3cret");
+  CHECK(error_of(with(kTorchrun, {{"RINGLAB_JOB_TOKEN", ""}})) ==
+        "RINGLAB_JOB_TOKEN is empty: unset it, or export the same secret to every rank, e.g. "
+        "RINGLAB_JOB_TOKEN=$(openssl rand -hex 32)");
 }
 
 TEST_CASE("an unreachable master: the store's address and what to check") {

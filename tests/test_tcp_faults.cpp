@@ -315,7 +315,7 @@ TEST_CASE("garbage on a rank's port during the rendezvous is refused; the job go
     RawClient truncated(rank1);
     truncated.send("RLTF\x01\x00", 6);
     truncated.close();
-    CHECK(log.wait_for({"rank 1: rejected", "closed after 6 of the 48 handshake bytes"}));
+    CHECK(log.wait_for({"rank 1: rejected", "closed after 6 of the 96 handshake bytes"}));
   }
   {
     RawClient absurd(rank1);

@@ -87,7 +87,7 @@ TEST_CASE("garbage headers are rejected, saying what is wrong") {
   SUBCASE("a handshake frame whose payload is not a hello") {
     const FrameDecode decoded = decode_frame_header(encode_frame_header({FrameKind::Hello, 0, 0, 4096}));
     CHECK_FALSE(decoded.header);
-    CHECK(decoded.error == "handshake frame with payload length 4096 (expected 16)");
+    CHECK(decoded.error == "handshake frame with payload length 4096 (expected 64)");
   }
 }
 
@@ -145,20 +145,30 @@ TEST_CASE("an abort payload has the documented layout, round trips and is cut to
 }
 
 TEST_CASE("a hello has the documented layout and round trips") {
-  const auto bytes = encode_hello({4, 2, 0xAABBCCDDEEFF0011ull});
+  Hello sent{4, 2, 0xAABBCCDDEEFF0011ull};
+  for (std::size_t i = 0; i < kNonceBytes; ++i) sent.nonce[i] = static_cast<std::byte>(0x10 + i);
+  for (std::size_t i = 0; i < kProofBytes; ++i) sent.proof[i] = static_cast<std::byte>(0x80 + i);
+  const auto bytes = encode_hello(sent);
+  CHECK(bytes.size() == 64);
   CHECK(le(bytes.data(), 4) == 4);
   CHECK(le(bytes.data() + 4, 4) == 2);
   CHECK(le(bytes.data() + 8, 8) == 0xAABBCCDDEEFF0011ull);
+  CHECK(std::to_integer<int>(bytes[16]) == 0x10);  // the nonce
+  CHECK(std::to_integer<int>(bytes[31]) == 0x1f);
+  CHECK(std::to_integer<int>(bytes[32]) == 0x80);  // the proof
+  CHECK(std::to_integer<int>(bytes[63]) == 0x9f);
   const Hello hello = decode_hello(bytes);
   CHECK(hello.world_size == 4);
   CHECK(hello.destination == 2);
   CHECK(hello.job_id == 0xAABBCCDDEEFF0011ull);
+  CHECK(hello.nonce == sent.nonce);
+  CHECK(hello.proof == sent.proof);
 }
 
 TEST_CASE("store headers: layout, round trip, and garbage") {
   const auto bytes = encode_store_header({true, static_cast<std::uint16_t>(StoreOp::Add), 12, -5});
   CHECK(std::memcmp(bytes.data(), "RLSQ", 4) == 0);
-  CHECK(le(bytes.data() + 4, 2) == 1);
+  CHECK(le(bytes.data() + 4, 2) == 3);  // version 3: the job token's proofs
   CHECK(le(bytes.data() + 6, 2) == 4);  // add
   CHECK(le(bytes.data() + 8, 4) == 12);
   CHECK(le(bytes.data() + 16, 8) == static_cast<std::uint64_t>(-5));
@@ -173,6 +183,9 @@ TEST_CASE("store headers: layout, round trip, and garbage") {
   const auto reply = encode_store_header({false, 0, 0, 0});
   CHECK(std::memcmp(reply.data(), "RLSR", 4) == 0);
   CHECK(decode_store_header(reply, false).header);
+  CHECK(decode_store_header(encode_store_header({false, 3, 0, 0}), false).header);  // closing
+  CHECK(decode_store_header(encode_store_header({false, 4, 0, 0}), false).error ==
+        "unknown store reply status 4");
 
   auto absurd = encode_store_header({true, 2, kMaxStoreBody + 1, 0});
   CHECK(decode_store_header(absurd, true).error.find("absurd body length") == 0);

@@ -13,6 +13,7 @@
 
 #include "test_tcp_util.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/job_token.hpp"
 #include "transport/tcp/wait_report.hpp"
 
 using namespace ringlab;
@@ -179,11 +180,20 @@ TEST_SUITE("tcp_rendezvous") {
           boost::asio::ip::make_address("127.0.0.1"),
           static_cast<unsigned short>(std::stoi(address.substr(address.rfind(':') + 1)))));
       const auto header = encode_frame_header({FrameKind::Hello, 1, 0, kHelloBytes});
-      const auto hello = encode_hello({2, 0, job});
+      Hello hello{2, 0, job, fresh_nonce()};
       boost::asio::write(socket, boost::asio::buffer(header));
-      boost::asio::write(socket, boost::asio::buffer(hello));
+      boost::asio::write(socket, boost::asio::buffer(encode_hello(hello)));
       std::array<std::byte, kFrameHeaderBytes + kHelloBytes> ack{};
       boost::asio::read(socket, boost::asio::buffer(ack));
+      // The second hello, with rank 1's proof of the (empty) job token.
+      const Hello answer = decode_hello(std::span(ack).last<kHelloBytes>());
+      std::array<std::byte, 20> fields{};
+      for (int i = 0; i < 8; ++i) fields[i] = static_cast<std::byte>((job >> (8 * i)) & 0xFF);
+      fields[8] = std::byte{2};  // world size; connecting rank 1, accepting rank 0
+      fields[12] = std::byte{1};
+      hello.proof = prove("", kConnectingRankProof, {hello.nonce, answer.nonce, fields});
+      boost::asio::write(socket, boost::asio::buffer(header));
+      boost::asio::write(socket, boost::asio::buffer(encode_hello(hello)));
       std::this_thread::sleep_for(700ms);
       store.set("ringlab/tcp/done/1", "1");
       rank0.join();

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include "test_tcp_util.hpp"
@@ -194,6 +195,99 @@ TEST_CASE("a server that goes away: clients fail naming the store, not hang") {
   CHECK_THROWS_WITH_AS(store.get("never", 5s), doctest::Contains(lost.c_str()), CommError);
   CHECK(std::chrono::steady_clock::now() - start < 3s);
   killer.join();
+}
+
+// Issue 12, item 3: add past INT64_MAX was signed overflow (UBSan), and a
+// wait of INT64_MAX ms overflowed in chrono and timed out at once.
+TEST_CASE("add refuses to overflow; the largest timeouts wait, not time out at once") {
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  StoreServer server("127.0.0.1", 0);
+  Store store("127.0.0.1", server.port(), 2s);
+  CHECK(store.add("n", kMax) == kMax);
+  CHECK_THROWS_WITH_AS(store.add("n", 1),
+                       doctest::Contains("add: key 'n' holds 9223372036854775807, and adding 1 "
+                                         "would overflow a signed 64-bit integer"),
+                       CommError);
+  CHECK(store.get("n") == "9223372036854775807");  // unchanged
+  CHECK(store.add("m", kMin) == kMin);
+  CHECK_THROWS_WITH_AS(store.add("m", -1), doctest::Contains("would overflow"), CommError);
+  CHECK(store.add("m", kMax) == -1);
+
+  std::thread setter([port = server.port()] {
+    std::this_thread::sleep_for(200ms);
+    Store("127.0.0.1", port, 2s).set("later", "here");
+  });
+  const auto start = std::chrono::steady_clock::now();
+  store.wait({"later"}, Duration::max());
+  CHECK(store.get("later", Duration(kMax)) == "here");
+  CHECK(std::chrono::steady_clock::now() - start >= 150ms);
+  setter.join();
+
+  // A client whose own timeout is the largest there is still works.
+  Store patient("127.0.0.1", server.port(), Duration::max());
+  patient.set("p", "1");
+  CHECK(patient.get("p") == "1");
+  // A negative wait is no wait.
+  CHECK_THROWS_AS(store.get("absent", Duration(-5)), TimeoutError);
+}
+
+// Issue 12, item 10: "last error: Connection timed out" hid a refused
+// connection and a garbled reply from a server that is not a ringlab store.
+TEST_CASE("a store that cannot be reached: the error says what really happened") {
+  SUBCASE("nothing listens on the port") {
+    const int port = free_port();
+    std::string message;
+    try {
+      Store("127.0.0.1", port, 300ms);
+    } catch (const CommError& error) {
+      message = error.what();
+    }
+    CHECK(message.find("could not reach the store at 127.0.0.1:" + std::to_string(port) +
+                       " within 300 ms") == 0);
+    CHECK(message.find("connection refused: nothing listens there") != std::string::npos);
+    CHECK(message.find("timed out") == std::string::npos);
+  }
+  SUBCASE("something that is not a ringlab store answers") {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acceptor(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    const int port = acceptor.local_endpoint().port();
+    std::thread http([&] {
+      auto socket = acceptor.accept();
+      char request[64];
+      socket.read_some(boost::asio::buffer(request));
+      boost::asio::write(socket, boost::asio::buffer(std::string(
+                                     "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")));
+    });
+    std::string message;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      Store("127.0.0.1", port, 3s);
+    } catch (const WrongStoreError& error) {  // not worth trying again
+      message = error.what();
+    }
+    http.join();
+    CHECK(message.find("the server at 127.0.0.1:" + std::to_string(port) +
+                       " is not a ringlab store: its answer to hello has bad magic 48 54 54 50 "
+                       "(expected RLSR)") != std::string::npos);
+    CHECK(message.find("timed out") == std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - start < 2s);  // no point in trying again
+  }
+  SUBCASE("something accepts and never answers") {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acceptor(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    const int port = acceptor.local_endpoint().port();
+    std::string message;
+    try {
+      Store("127.0.0.1", port, 300ms);
+    } catch (const CommError& error) {
+      message = error.what();
+    }
+    CHECK(message.find("the server at 127.0.0.1:" + std::to_string(port) +
+                       " accepted the connection but did not answer hello") != std::string::npos);
+  }
 }
 
 }  // TEST_SUITE

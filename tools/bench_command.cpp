@@ -107,9 +107,12 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
   sub->add_option("--redop", cmd->redop, "sum, avg, min, max");
   sub->add_option("--root", cmd->options.root, "root of rooted ops");
-  sub->add_option("--warmup", cmd->options.warmup, "untimed runs per size")->check(CLI::NonNegativeNumber);
-  sub->add_option("--iters", cmd->options.iters, "timed runs per size")->check(CLI::PositiveNumber);
-  sub->add_option("--timeout-ms", cmd->timeout_ms, "limit of every wait")->check(CLI::PositiveNumber);
+  sub->add_option("--warmup", cmd->options.warmup, "untimed runs per size")
+      ->check(whole_number(0, kMaxInt, "a number of untimed runs"));
+  sub->add_option("--iters", cmd->options.iters, "timed runs per size")
+      ->check(whole_number(1, kMaxInt, "a number of timed runs"));
+  sub->add_option("--timeout-ms", cmd->timeout_ms, "limit of every wait")
+      ->check(whole_number(1, kMaxInt, "a number of milliseconds"));
   add_trace_option(*sub);
   sub->callback([cmd, sub] {
     auto& o = cmd->options;

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <limits>
+#include <string>
 
 namespace ringlab::cli {
 
@@ -22,5 +25,28 @@ void add_registered_commands(CLI::App& app);
 // tcp backend's ranks record their transport and the launcher merges their
 // traces into FILE (tools/run_command.cpp).
 void add_trace_option(CLI::App& sub);
+
+// The largest value of an int option (2147483647); also the longest timeout
+// in milliseconds ringlab takes (transport/tcp/tcp.hpp, kMaxTimeout).
+inline constexpr long long kMaxInt = std::numeric_limits<int>::max();
+
+// Checks that an option is a whole number from `min` to `max`, and says so
+// when it is not: "--iters: 0 is not allowed: give a number of timed runs from
+// 1 to 2147483647". (CLI11's PositiveNumber printed its range as 0.000000 to
+// the 309 digits of the largest double, and a number past the option's type
+// got "Could not convert".) `what`: "a number of timed runs".
+inline CLI::Validator whole_number(long long min, long long max, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& input) -> std::string {
+        long long value = 0;
+        const auto [end, error] = std::from_chars(input.data(), input.data() + input.size(), value);
+        if (error == std::errc() && end == input.data() + input.size() && value >= min &&
+            value <= max)
+          return {};
+        return input + " is not allowed: give " + what + " from " + std::to_string(min) + " to " +
+               std::to_string(max);
+      },
+      std::to_string(min) + ".." + std::to_string(max));
+}
 
 }  // namespace ringlab::cli

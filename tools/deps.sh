@@ -3,7 +3,7 @@
 # Skips apt when everything is already there.
 set -euo pipefail
 packages=(cmake g++ ninja-build ccache pkg-config
-          doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev
+          doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev libssl-dev
           libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core
           iproute2)
 missing=()

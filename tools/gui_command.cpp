@@ -56,7 +56,7 @@ void add_gui_command(CLI::App& app) {
   gui->add_option("--ranks,-n", cmd->ranks, "world size (default: the scenario's)")
       ->check(CLI::Range(kMinRanks, kMaxRanks));
   gui->add_option("--step", cmd->step, "frame to show first (0: before step 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::whole_number(0, cli::kMaxInt, "a step number"));
   gui->add_option("--screenshot", cmd->screenshot, "render that frame to this PNG file and exit");
   gui->add_option("--width", cmd->width, "window width in pixels")->check(CLI::Range(320, 8192));
   gui->add_option("--height", cmd->height, "window height in pixels")->check(CLI::Range(240, 8192));

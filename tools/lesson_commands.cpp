@@ -48,7 +48,7 @@ void add_common_options(CLI::App& sub, LessonCommand& cmd) {
                      "): " + backends::backends_help())
       ->check(CLI::IsMember(backends::backend_names()));
   sub.add_option("--timeout-ms", cmd.timeout_ms, "limit of every wait, in milliseconds")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxInt, "a number of milliseconds"));
   sub.add_option("--algorithm", cmd.algorithms,
                  "COLLECTIVE=NAME, e.g. all_reduce=recursive_doubling (repeatable)")
       ->take_all()

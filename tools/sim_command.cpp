@@ -342,8 +342,9 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--alpha", cmd->alpha_us, "latency per message, microseconds (default 5)");
   sub->add_option("--bandwidth", cmd->bandwidth_GBps, "per link, GB/s (default 12.5)");
   sub->add_option("--gamma", cmd->gamma_ns, "time per reduced byte, ns (default 0)");
-  sub->add_option("--ranks-per-switch", cmd->ranks_per_switch, "switch topology: ranks under one uplink")
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--ranks-per-switch", cmd->ranks_per_switch,
+                  "switch topology: ranks under one uplink")
+      ->check(whole_number(1, 1024, "a number of ranks"));
   sub->add_option("--uplink-bandwidth", cmd->uplink_GBps, "switch topology: uplink GB/s (default: --bandwidth)");
   sub->add_flag("--compare", cmd->compare, "every algorithm of the op side by side across --sizes");
   sub->add_option("--sizes", cmd->sizes, "--compare: MIN:MAX bytes, x4 apart (default 1K:256M)");

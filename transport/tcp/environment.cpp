@@ -4,6 +4,7 @@
 // a wrapper. Every error names the variable it read and says what to export.
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,11 +28,16 @@ std::optional<Found> first_of(const EnvironmentLookup& lookup,
   return std::nullopt;
 }
 
+// An integer too large (or small) for long long comes back as the largest
+// (smallest) one, so that the caller's range check refuses it as such.
 long long parse_integer(const Found& found, const std::string& what_to_set) {
   long long value = 0;
   const char* begin = found.value.data();
   const char* end = begin + found.value.size();
   auto [ptr, error] = std::from_chars(begin, end, value);
+  if (error == std::errc::result_out_of_range && ptr == end)
+    return found.value.front() == '-' ? std::numeric_limits<long long>::min()
+                                      : std::numeric_limits<long long>::max();
   if (found.value.empty() || error != std::errc() || ptr != end)
     throw std::invalid_argument(found.name + "=" + found.value + " is not an integer: export " +
                                 found.name + "=" + what_to_set);
@@ -44,6 +50,10 @@ Duration parse_milliseconds(const Found& found) {
     throw std::invalid_argument(found.name + "=" + found.value +
                                 " must be a positive number of milliseconds, e.g. " + found.name +
                                 "=30000");
+  if (ms > kMaxTimeout.count())
+    throw std::invalid_argument(found.name + "=" + found.value + " is too long: export " +
+                                found.name + "=<1 to " + std::to_string(kMaxTimeout.count()) +
+                                " milliseconds (about 24.8 days)>");
   return Duration(ms);
 }
 
@@ -62,9 +72,10 @@ Rendezvous from_environment(const EnvironmentLookup& lookup) {
         "WORLD_SIZE is not set: export WORLD_SIZE=<number of processes> (or start the job with "
         "ringlab run, torchrun, srun or mpirun, which set it)");
   const long long world_size = parse_integer(*world, "<number of processes, e.g. 4>");
-  if (world_size < 1 || world_size > 1 << 20)
+  if (world_size < 1 || world_size > kMaxWorldSize)
     throw std::invalid_argument(world->name + "=" + world->value +
-                                " must be a number of processes, at least 1");
+                                " is not a number of processes ringlab runs: export " +
+                                world->name + "=<1 to " + std::to_string(kMaxWorldSize) + ">");
   r.world_size = static_cast<int>(world_size);
 
   const auto rank = first_of(lookup, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"});
@@ -118,6 +129,13 @@ Rendezvous from_environment(const EnvironmentLookup& lookup) {
     r.timeout = parse_milliseconds(*timeout);
   if (const auto handshake = first_of(lookup, {"RINGLAB_HANDSHAKE_TIMEOUT_MS"}))
     r.handshake_timeout = parse_milliseconds(*handshake);
+  if (const auto token = first_of(lookup, {"RINGLAB_JOB_TOKEN"})) {
+    if (token->value.empty())
+      throw std::invalid_argument(
+          "RINGLAB_JOB_TOKEN is empty: unset it, or export the same secret to every rank, e.g. "
+          "RINGLAB_JOB_TOKEN=$(openssl rand -hex 32)");
+    r.job_token = token->value;
+  }
   return r;
 }
 

@@ -109,12 +109,17 @@ std::array<std::byte, kHelloBytes> encode_hello(const Hello& hello) {
   put<std::uint32_t>(out.data(), hello.world_size);
   put<std::int32_t>(out.data() + 4, hello.destination);
   put<std::uint64_t>(out.data() + 8, hello.job_id);
+  std::memcpy(out.data() + 16, hello.nonce.data(), kNonceBytes);
+  std::memcpy(out.data() + 16 + kNonceBytes, hello.proof.data(), kProofBytes);
   return out;
 }
 
 Hello decode_hello(std::span<const std::byte, kHelloBytes> bytes) {
-  return {get<std::uint32_t>(bytes.data()), get<std::int32_t>(bytes.data() + 4),
-          get<std::uint64_t>(bytes.data() + 8)};
+  Hello hello{get<std::uint32_t>(bytes.data()), get<std::int32_t>(bytes.data() + 4),
+              get<std::uint64_t>(bytes.data() + 8)};
+  std::memcpy(hello.nonce.data(), bytes.data() + 16, kNonceBytes);
+  std::memcpy(hello.proof.data(), bytes.data() + 16 + kNonceBytes, kProofBytes);
+  return hello;
 }
 
 std::vector<std::byte> encode_abort(const Abort& abort) {
@@ -177,9 +182,10 @@ StoreDecode decode_store_header(std::span<const std::byte, kStoreHeaderBytes> by
   header.number = get<std::int64_t>(in + 16);
   if (get<std::uint32_t>(in + 12) != 0)
     return {std::nullopt, "reserved header field is not zero"};
-  if (expect_request && (header.code < 1 || header.code > 9))
+  if (expect_request &&
+      (header.code < 1 || header.code > static_cast<std::uint16_t>(StoreOp::Auth)))
     return {std::nullopt, "unknown store operation " + std::to_string(header.code)};
-  if (!expect_request && header.code > 2)
+  if (!expect_request && header.code > static_cast<std::uint16_t>(StoreStatus::Closing))
     return {std::nullopt, "unknown store reply status " + std::to_string(header.code)};
   if (header.body_length > kMaxStoreBody)
     return {std::nullopt, "absurd body length " + std::to_string(header.body_length) +
@@ -225,6 +231,7 @@ const char* store_op_name(std::uint16_t op) {
     case StoreOp::Check: return "check";
     case StoreOp::Delete: return "delete";
     case StoreOp::NumKeys: return "num_keys";
+    case StoreOp::Auth: return "auth";
   }
   return "unknown";
 }

@@ -15,13 +15,21 @@
 //      16     8     tag     the Transport tag (data); 0 otherwise
 //      24     8     length  payload bytes (data: <= kMaxFrameBytes)
 //
-//    hello / hello_ack payload (exactly kHelloBytes = 16 bytes): the first
-//    frame on a connection, hello from the connecting (higher) rank, hello_ack
-//    from the accepting (lower) rank. A connection is used only if both agree.
+//    hello / hello_ack payload (exactly kHelloBytes = 64 bytes). The
+//    handshake is three frames: hello from the connecting (higher) rank,
+//    hello_ack from the accepting (lower) rank, then a second hello; a
+//    connection is used only if both agree on every field and each proved it
+//    knows the job token (transport/tcp/job_token.hpp).
 //
 //      0      4     world_size (uint32)
 //      4      4     destination rank the sender believes it talks to (int32)
 //      8      8     job id (uint64), chosen by rank 0 and read from the store
+//      16     16    nonce: the sender's fresh challenge (the same in both hellos)
+//      32     32    proof: zero in the first hello; in hello_ack and the second
+//                   hello HMAC-SHA256(token, role label ‖ 0 ‖ connecting
+//                   rank's nonce ‖ accepting rank's nonce ‖ job id ‖ world
+//                   size ‖ connecting rank ‖ accepting rank), integers
+//                   little-endian
 //
 //    goodbye (no payload): the last frame a rank sends on a connection when
 //    it shuts its transport down normally, after every message it sent on
@@ -62,8 +70,17 @@
 //      16     8     number (int64): add's delta, get/wait's timeout in ms;
 //                   in replies add's result, num_keys, check/delete's answer
 //
-//    The first request on a store connection must be `hello` (no strings),
-//    sent within the server's handshake timeout.
+//    The first request on a store connection must be `hello` (one string: the
+//    client's 16-byte nonce), sent within the server's handshake timeout. Its
+//    reply carries the server's nonce and proof (HMAC-SHA256(token, "ringlab
+//    store server" ‖ 0 ‖ client nonce ‖ server nonce)); the client checks it
+//    and sends `auth` (one string: its proof, the same with "ringlab store
+//    client"); the server answers ok, or error and closes. Nothing else is
+//    served before that. Reply statuses: ok, timeout
+//    (a get/wait's keys did not come in time: the missing keys), error (the
+//    request was refused: why), closing (sent unasked, or instead of the
+//    answer to a request that crossed it: the server closes this connection,
+//    which was idle, and ran no request; the client reconnects).
 #pragma once
 
 #include <array>
@@ -83,7 +100,7 @@ namespace ringlab::tcp {
 
 inline constexpr std::size_t kFrameHeaderBytes = 32;
 inline constexpr std::uint16_t kFrameVersion = 1;
-inline constexpr std::size_t kHelloBytes = 16;
+inline constexpr std::size_t kHelloBytes = 64;
 // The largest payload accepted (16 GiB): a larger length is garbage, not a
 // tensor, and must not become an allocation.
 inline constexpr std::uint64_t kMaxFrameBytes = std::uint64_t{1} << 34;
@@ -126,10 +143,15 @@ struct FrameDecode {
 };
 FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> bytes);
 
+inline constexpr std::size_t kNonceBytes = 16;
+inline constexpr std::size_t kProofBytes = 32;
+
 struct Hello {
   std::uint32_t world_size = 0;
   std::int32_t destination = 0;
   std::uint64_t job_id = 0;
+  std::array<std::byte, kNonceBytes> nonce{};
+  std::array<std::byte, kProofBytes> proof{};
 };
 std::array<std::byte, kHelloBytes> encode_hello(const Hello& hello);
 Hello decode_hello(std::span<const std::byte, kHelloBytes> bytes);
@@ -155,7 +177,7 @@ std::optional<Waiting> decode_waiting(std::span<const std::byte> payload);
 // ---- store messages ----------------------------------------------------------
 
 inline constexpr std::size_t kStoreHeaderBytes = 24;
-inline constexpr std::uint16_t kStoreVersion = 1;
+inline constexpr std::uint16_t kStoreVersion = 3;
 inline constexpr std::uint32_t kMaxStoreBody = 64u << 20;
 
 enum class StoreOp : std::uint16_t {
@@ -168,8 +190,9 @@ enum class StoreOp : std::uint16_t {
   Check = 7,       // keys...
   Delete = 8,      // key
   NumKeys = 9,
+  Auth = 10,       // proof (after hello's reply)
 };
-enum class StoreStatus : std::uint16_t { Ok = 0, Timeout = 1, Error = 2 };
+enum class StoreStatus : std::uint16_t { Ok = 0, Timeout = 1, Error = 2, Closing = 3 };
 
 struct StoreHeader {
   bool request = true;       // RLSQ vs RLSR

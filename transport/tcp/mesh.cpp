@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/job_token.hpp"
 #include "transport/tcp/log.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
@@ -30,6 +31,26 @@ std::array<std::byte, kHandshakeBytes> encode_handshake(FrameKind kind, int sour
   std::copy(body.begin(), body.end(), out.begin() + kFrameHeaderBytes);
   return out;
 }
+
+// A rank's proof that it knows the job token, bound to both nonces and to
+// the connection it is for (framing.hpp documents the layout).
+Proof rank_proof(std::string_view token, std::string_view label, const Nonce& connecting_nonce,
+                 const Nonce& accepting_nonce, std::uint64_t job, int world, int connecting,
+                 int accepting) {
+  std::array<std::byte, 20> fields{};
+  for (int i = 0; i < 8; ++i) fields[i] = static_cast<std::byte>((job >> (8 * i)) & 0xFF);
+  const auto put32 = [&](int at, std::uint32_t value) {
+    for (int i = 0; i < 4; ++i) fields[at + i] = static_cast<std::byte>((value >> (8 * i)) & 0xFF);
+  };
+  put32(8, static_cast<std::uint32_t>(world));
+  put32(12, static_cast<std::uint32_t>(connecting));
+  put32(16, static_cast<std::uint32_t>(accepting));
+  return prove(token, label, {connecting_nonce, accepting_nonce, fields});
+}
+
+constexpr const char* kNoToken =
+    "it does not know this job's token: a process of another job, or a rank started with "
+    "another RINGLAB_JOB_TOKEN";
 
 // What is wrong with a handshake frame, or "" if it is what `expect_kind`
 // from a rank in [lowest, highest] to `me` should be.
@@ -166,7 +187,8 @@ class Mesh::Impl {
     std::string peer;
     std::array<std::byte, kHandshakeBytes> bytes{};
     std::size_t got = 0;
-    bool over = false;  // adopted or rejected
+    bool second_hello = false;  // its first was answered; the one with its proof is due
+    bool over = false;          // adopted or rejected
   };
 
   // This rank's attempts to connect to a lower one.
@@ -218,28 +240,43 @@ class Mesh::Impl {
     if (error || finished_) co_return;
     const std::string limit =
         " within the handshake timeout (" + std::to_string(r_.handshake_timeout.count()) + " ms)";
-    reject(*s, s->got == 0 ? "it sent nothing" + limit
-                           : "it sent only " + std::to_string(s->got) + " of the " +
-                                 std::to_string(kHandshakeBytes) + " handshake bytes" + limit);
+    reject(*s, s->got == 0 && !s->second_hello
+                   ? "it sent nothing" + limit
+                   : "it sent only " + std::to_string(s->got) + " of the " +
+                         std::to_string(kHandshakeBytes) + " bytes of its " +
+                         (s->second_hello ? "second hello (the one with its proof)" : "hello") +
+                         limit);
   }
 
-  awaitable<void> greet(std::shared_ptr<Stranger> s) {
-    // The hello, refused as soon as its first bytes show it is garbage.
+  // Reads one handshake frame into s->bytes, refusing it as soon as its first
+  // bytes show it is garbage. False: the stranger was rejected (or the
+  // rendezvous ended).
+  awaitable<bool> read_handshake(std::shared_ptr<Stranger> s) {
+    s->got = 0;
     while (s->got < kHandshakeBytes) {
       ErrorCode error;
       const std::size_t n = co_await s->socket.async_read_some(
           asio::buffer(s->bytes.data() + s->got, kHandshakeBytes - s->got),
           asio::redirect_error(asio::use_awaitable, error));
-      if (finished_ || s->over) co_return;
+      if (finished_ || s->over) co_return false;
       s->got += n;
-      if (s->got >= 4 && std::memcmp(s->bytes.data(), "RLTF", 4) != 0)
-        co_return reject(*s, "bad magic " + hex_bytes(std::span(s->bytes).first(4)) +
-                                 " (expected RLTF): not a ringlab rank");
-      if (error)
-        co_return reject(*s, "it closed after " + std::to_string(s->got) + " of the " +
-                                 std::to_string(kHandshakeBytes) +
-                                 " handshake bytes (truncated hello: " + error.message() + ")");
+      if (s->got >= 4 && std::memcmp(s->bytes.data(), "RLTF", 4) != 0) {
+        reject(*s, "bad magic " + hex_bytes(std::span(s->bytes).first(4)) +
+                       " (expected RLTF): not a ringlab rank");
+        co_return false;
+      }
+      if (error) {
+        reject(*s, "it closed after " + std::to_string(s->got) + " of the " +
+                       std::to_string(kHandshakeBytes) +
+                       " handshake bytes (truncated hello: " + error.message() + ")");
+        co_return false;
+      }
     }
+    co_return !finished_ && !s->over;
+  }
+
+  awaitable<void> greet(std::shared_ptr<Stranger> s) {
+    if (!co_await read_handshake(s)) co_return;
     int source = -1;
     const std::string problem = check_handshake(s->bytes, FrameKind::Hello, r_.rank, r_.world_size,
                                                 job_, r_.rank + 1, r_.world_size - 1, source);
@@ -249,15 +286,33 @@ class Mesh::Impl {
           *s, "rank " + std::to_string(source) +
                   " is already connected: two processes with RANK=" + std::to_string(source) + "?");
 
-    // The answer; the connection is this rank's once it is sent.
-    const auto ack = encode_handshake(FrameKind::HelloAck, r_.rank,
-                                      {static_cast<std::uint32_t>(r_.world_size), source, job_});
+    // The answer, with this rank's challenge and its proof of the token.
+    const Hello hello = decode_hello(std::span(s->bytes).last<kHelloBytes>());
+    const Nonce challenge = fresh_nonce();
+    Hello ack{static_cast<std::uint32_t>(r_.world_size), source, job_, challenge,
+              rank_proof(r_.job_token, kAcceptingRankProof, hello.nonce, challenge, job_,
+                         r_.world_size, source, r_.rank)};
+    const auto ack_bytes = encode_handshake(FrameKind::HelloAck, r_.rank, ack);
     ErrorCode error;
-    co_await asio::async_write(s->socket, asio::buffer(ack),
+    co_await asio::async_write(s->socket, asio::buffer(ack_bytes),
                                asio::redirect_error(asio::use_awaitable, error));
     if (finished_ || s->over) co_return;
     if (error)
       co_return reject(*s, "its connection failed during the handshake (" + error.message() + ")");
+
+    // Its second hello: the same, with its proof of the token; the connection
+    // is this rank's once that checks out.
+    s->second_hello = true;
+    if (!co_await read_handshake(s)) co_return;
+    int again = -1;
+    const std::string changed = check_handshake(s->bytes, FrameKind::Hello, r_.rank, r_.world_size,
+                                                job_, source, source, again);
+    if (!changed.empty()) co_return reject(*s, "its second hello: " + changed);
+    const Hello proven = decode_hello(std::span(s->bytes).last<kHelloBytes>());
+    if (proven.nonce != hello.nonce ||
+        !same_proof(proven.proof, rank_proof(r_.job_token, kConnectingRankProof, hello.nonce,
+                                             challenge, job_, r_.world_size, source, r_.rank)))
+      co_return reject(*s, kNoToken);
     if (connected_[static_cast<std::size_t>(source)])
       co_return reject(*s, "rank " + std::to_string(source) + " is already connected");
     s->over = true;
@@ -300,8 +355,7 @@ class Mesh::Impl {
   // or answers wrongly, until the rendezvous ends.
   awaitable<void> handshake_with(std::shared_ptr<Outgoing> out,
                                  tcp::resolver::results_type endpoints) {
-    const auto hello = encode_handshake(
-        FrameKind::Hello, r_.rank, {static_cast<std::uint32_t>(r_.world_size), out->peer, job_});
+    Hello mine{static_cast<std::uint32_t>(r_.world_size), out->peer, job_};
     std::array<std::byte, kHandshakeBytes> ack{};
     bool complained = false;
     for (;;) {
@@ -311,7 +365,10 @@ class Mesh::Impl {
                                    asio::redirect_error(asio::use_awaitable, error));
       if (finished_) co_return;
       if (error) failed = error.message();
+      mine.nonce = fresh_nonce();
+      mine.proof = {};
       if (failed.empty()) {
+        const auto hello = encode_handshake(FrameKind::Hello, r_.rank, mine);
         co_await asio::async_write(out->socket, asio::buffer(hello),
                                    asio::redirect_error(asio::use_awaitable, error));
         if (finished_) co_return;
@@ -325,9 +382,28 @@ class Mesh::Impl {
       }
       if (failed.empty()) {
         int source = -1;
-        const std::string problem = check_handshake(
-            ack, FrameKind::HelloAck, r_.rank, r_.world_size, job_, out->peer, out->peer, source);
-        if (problem.empty()) co_return adopt(out->peer, std::move(out->socket));
+        std::string problem = check_handshake(ack, FrameKind::HelloAck, r_.rank, r_.world_size,
+                                              job_, out->peer, out->peer, source);
+        const Hello answer = decode_hello(std::span(ack).last<kHelloBytes>());
+        if (problem.empty() &&
+            !same_proof(answer.proof,
+                        rank_proof(r_.job_token, kAcceptingRankProof, mine.nonce, answer.nonce,
+                                   job_, r_.world_size, r_.rank, out->peer)))
+          problem = kNoToken;
+        if (problem.empty()) {
+          // The second hello carries this rank's proof; the lower rank takes
+          // the connection once it checks out (it can only fail to if that
+          // rank has another token, and then its own proof would have failed
+          // here first).
+          mine.proof = rank_proof(r_.job_token, kConnectingRankProof, mine.nonce, answer.nonce,
+                                  job_, r_.world_size, r_.rank, out->peer);
+          const auto proven = encode_handshake(FrameKind::Hello, r_.rank, mine);
+          co_await asio::async_write(out->socket, asio::buffer(proven),
+                                     asio::redirect_error(asio::use_awaitable, error));
+          if (finished_) co_return;
+          if (!error) co_return adopt(out->peer, std::move(out->socket));
+          problem = "the handshake was cut off (" + error.message() + ")";
+        }
         if (!complained)  // once, not every retry
           log_line(me() + ": the listener published for rank " + std::to_string(out->peer) +
                    " answered with a bad handshake: " + problem + "; retrying");

@@ -36,6 +36,7 @@
 
 #include "transport/tcp/asio.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/log.hpp"
 #include "transport/tcp/mesh.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
@@ -75,9 +76,16 @@ std::string advertised_host(const Rendezvous& r) {
 }
 
 void check_rendezvous(const Rendezvous& r) {
-  if (r.world_size < 1)
+  if (r.world_size < 1 || r.world_size > kMaxWorldSize)
     throw std::invalid_argument("Rendezvous.world_size = " + std::to_string(r.world_size) +
-                                ": set WORLD_SIZE to the number of processes (at least 1)");
+                                ": set WORLD_SIZE to the number of processes (1 to " +
+                                std::to_string(kMaxWorldSize) + ")");
+  for (const auto& [name, limit] :
+       {std::pair{"timeout", r.timeout}, std::pair{"handshake_timeout", r.handshake_timeout}})
+    if (limit <= Duration::zero() || limit > kMaxTimeout)
+      throw std::invalid_argument("Rendezvous." + std::string(name) + " = " +
+                                  std::to_string(limit.count()) + " ms: use 1 to " +
+                                  std::to_string(kMaxTimeout.count()) + " ms");
   if (r.rank < 0 || r.rank >= r.world_size)
     throw std::invalid_argument("RANK=" + std::to_string(r.rank) +
                                 " but WORLD_SIZE=" + std::to_string(r.world_size) +
@@ -85,6 +93,15 @@ void check_rendezvous(const Rendezvous& r) {
   if (r.master_port < 0 || r.master_port > 65535)
     throw std::invalid_argument("MASTER_PORT=" + std::to_string(r.master_port) +
                                 " is not a TCP port: use 1..65535, e.g. 29500");
+  // A job without a token is open to whoever reaches its ports: only on loopback.
+  ErrorCode error;
+  const auto bind = asio::ip::make_address(r.bind_addr, error);
+  if (r.job_token.empty() && (error || !bind.is_loopback()))
+    throw std::invalid_argument(
+        "rank " + std::to_string(r.rank) + ": RINGLAB_BIND_ADDR=" + r.bind_addr +
+        " opens this job to other machines, and it has no job token: export the same "
+        "RINGLAB_JOB_TOKEN=<secret> to every rank (e.g. $(openssl rand -hex 32)), or leave "
+        "RINGLAB_BIND_ADDR unset to stay on loopback");
 }
 
 long long remaining_ms(Clock::time_point deadline) {
@@ -222,15 +239,28 @@ std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
   const auto deadline = Clock::now() + r.timeout;
   const std::string me = "rank " + std::to_string(r.rank);
 
-  // 1. The store.
-  if (r.rank == 0)
-    impl->server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout);
+  // 1. The store, served only to those who prove they know the job token.
+  if (r.rank == 0) {
+    StoreLimits limits;
+    limits.max_connections = std::max(limits.max_connections, r.world_size + 64);
+    impl->server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout,
+                                                 limits, r.job_token);
+    if (r.job_token.empty())
+      log_line(me + ": this job has no token (RINGLAB_JOB_TOKEN is not set): any process that " +
+               "reaches port " + std::to_string(r.master_port) + " on this machine can join it. " +
+               "ringlab run gives its ranks one; under torchrun, srun or mpirun export the same " +
+               "RINGLAB_JOB_TOKEN=<secret> to every rank");
+  }
   try {
-    impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout);
-  } catch (const CommError& unreachable) {
-    if (r.rank == 0) throw;
-    throw PeerError(0,
-                    me + ": could not reach rank 0, which hosts the store: " + unreachable.what());
+    impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout, r.job_token);
+  } catch (const WrongStoreError& error) {
+    throw WrongStoreError(me + ": " + error.what());
+  } catch (const TimeoutError& error) {
+    if (r.rank == 0) throw TimeoutError(me + ": " + error.what());
+    throw PeerError(0, me + ": could not reach rank 0, which hosts the store: " + error.what());
+  } catch (const CommError& error) {
+    if (r.rank == 0) throw CommError(me + ": " + error.what());
+    throw PeerError(0, me + ": could not reach rank 0, which hosts the store: " + error.what());
   }
   Store& store = *impl->store;
 

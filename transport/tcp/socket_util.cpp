@@ -73,4 +73,15 @@ long long ms_left(Clock::time_point deadline) {
   return left.count() > 0 ? left.count() : 0;
 }
 
+Clock::time_point deadline_after(Duration limit, Duration extra) {
+  const auto now = Clock::now();
+  const auto room = std::chrono::duration_cast<Duration>(Clock::time_point::max() - now);
+  if (limit > Duration::zero() && extra > Duration::zero() && limit > Duration::max() - extra)
+    return Clock::time_point::max();
+  const Duration total = limit + extra;
+  if (total <= Duration::zero()) return now;
+  if (total >= room) return Clock::time_point::max();
+  return now + total;
+}
+
 }  // namespace ringlab::tcp

@@ -43,4 +43,9 @@ std::string to_string(const tcp::endpoint& endpoint);
 // Milliseconds left until deadline (0 if past).
 long long ms_left(Clock::time_point deadline);
 
+// now + limit + extra, saturating: the farthest time_point when the sum does
+// not fit (a timeout of INT64_MAX ms waits "forever" rather than overflowing
+// into the past). A negative sum is now.
+Clock::time_point deadline_after(Duration limit, Duration extra = Duration::zero());
+
 }  // namespace ringlab::tcp

@@ -1,8 +1,15 @@
 // The store's client: one TCP connection to the server, one request at a time
 // (a mutex serialises threads). Connecting retries until the timeout because
-// rank 0 may start after the others. A get/wait sends its timeout to the
-// server, which answers "timeout" itself, so the connection stays in step; the
-// client still gives up a little after that in case the server is gone.
+// rank 0 may start after the others; what stopped the last attempt (refused,
+// reset, no answer to hello) is what the final error reports. The hello is
+// a challenge: the store must prove it knows the job token, then the client
+// does (job_token.hpp). A server that is not a ringlab store, or a store that
+// does not know the token (another job's), fails at once, saying so. A get/wait
+// sends its timeout to the server, which answers "timeout" itself, so the
+// connection stays in step; the client still gives up a little after that in
+// case the server is gone (StoreLostError). The server closes a connection left
+// idle, saying so first (a Closing notice, sent instead of running any request
+// that crossed it): the client then reconnects and sends the request again.
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -12,6 +19,7 @@
 #include <thread>
 
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/job_token.hpp"
 #include "transport/tcp/socket_util.hpp"
 #include "transport/tcp/tcp.hpp"
 
@@ -25,39 +33,25 @@ Duration reply_grace(Duration timeout) {
   return std::clamp<Duration>(timeout, std::chrono::milliseconds(200), std::chrono::seconds(5));
 }
 constexpr auto kRetryPause = std::chrono::milliseconds(20);
+
+std::string_view as_text(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
 }  // namespace
 
 class Store::Impl {
  public:
-  Impl(const std::string& host, int port, Duration timeout)
-      : host_(host), port_(port), timeout_(timeout) {
-    address_ = host + ":" + std::to_string(port);
-    const auto deadline = Clock::now() + timeout;
-    const auto endpoints = resolve(io_, host, port, "store (MASTER_ADDR:MASTER_PORT)");
-    std::string last_error = "no attempt";
-    for (;;) {
-      socket_ = tcp::socket(io_);
-      ErrorCode error = connect_until(io_, socket_, endpoints, deadline);
-      if (!error) {
-        socket_.set_option(tcp::no_delay(true), error);
-        // Say hello; a server that is not a ringlab store will not answer it.
-        try {
-          request(StoreOp::Hello, 0, {}, deadline);
-          return;
-        } catch (const CommError& hello_error) {
-          last_error = hello_error.what();
-        }
-      } else {
-        last_error = error.message();
-      }
-      const auto now = Clock::now();
-      if (now >= deadline) break;
-      std::this_thread::sleep_for(std::min<Clock::duration>(kRetryPause, deadline - now));
-    }
-    throw CommError("could not reach the store at " + address_ + " within " +
-                    std::to_string(timeout.count()) +
-                    " ms: is rank 0 running and MASTER_ADDR/MASTER_PORT right? (last error: " +
-                    last_error + ")");
+  Impl(const std::string& host, int port, Duration timeout, std::string job_token)
+      : host_(host),
+        port_(port),
+        address_(host + ":" + std::to_string(port)),
+        timeout_(timeout),
+        job_token_(std::move(job_token)) {
+    endpoints_ = resolve(io_, host, port, "store (MASTER_ADDR:MASTER_PORT)");
+    open(deadline_after(timeout), timeout);
   }
 
   struct Reply {
@@ -66,46 +60,142 @@ class Store::Impl {
     std::vector<std::string> strings;
   };
 
+  // Connects and says hello, retrying until `deadline`; throws CommError
+  // saying what stopped the last attempt. `again`: the store closed this
+  // client's idle connection earlier, so it was up; if nothing listens now,
+  // rank 0 is gone, and waiting for it would only delay saying so.
+  void open(Clock::time_point deadline, Duration timeout, bool again = false) {
+    std::string last_error;
+    for (;;) {
+      ErrorCode ignored;
+      socket_.close(ignored);
+      socket_ = tcp::socket(io_);
+      ErrorCode error = connect_until(io_, socket_, endpoints_, deadline);
+      if (!error) {
+        socket_.set_option(tcp::no_delay(true), error);
+        try {
+          greet(deadline);
+          return;
+        } catch (const WrongStoreError&) {
+          socket_.close(ignored);
+          throw;
+        } catch (const CommError& hello_error) {
+          last_error = hello_error.what();
+        }
+      } else if (error == asio::error::connection_refused) {
+        if (again)
+          throw CommError("lost the store at " + address_ +
+                          ": it closed this client's idle connection, and now nothing listens "
+                          "there: rank 0, which hosts the store, probably exited");
+        last_error = "connection refused: nothing listens there (yet)";
+      } else if (error != asio::error::timed_out || last_error.empty()) {
+        // (The last attempt runs into the deadline: the error before it says more.)
+        last_error = error == asio::error::timed_out ? "no answer to the connection attempt"
+                                                     : error.message();
+      }
+      const auto now = Clock::now();
+      if (now >= deadline) break;
+      std::this_thread::sleep_for(std::min<Clock::duration>(kRetryPause, deadline - now));
+    }
+    socket_.close();
+    throw CommError(
+        "could not reach the store at " + address_ + " within " + std::to_string(timeout.count()) +
+        " ms: is rank 0 running and MASTER_ADDR/MASTER_PORT right? (last error: " + last_error +
+        ")");
+  }
+
+  // The opening exchange on a fresh connection: the store proves it knows
+  // the job token, then this client does.
+  void greet(Clock::time_point deadline) {
+    const Nonce mine = fresh_nonce();
+    Reply reply = exchange(StoreOp::Hello, 0, {as_text(mine)}, deadline, true);
+    if (reply.status != StoreStatus::Ok)
+      throw CommError("the store at " + address_ + " refused the connection: " +
+                      (reply.strings.empty() ? std::string("no reason given") : reply.strings[0]));
+    if (reply.strings.size() != 2 || reply.strings[0].size() != kNonceBytes ||
+        reply.strings[1].size() != kProofBytes)
+      throw WrongStoreError("the server at " + address_ +
+                        " is not a ringlab store of this version: its answer to hello carries no "
+                        "proof of the job token");
+    const auto theirs = bytes_of(reply.strings[0]);
+    if (!same_proof(bytes_of(reply.strings[1]),
+                    prove(job_token_, kStoreServerProof, {mine, theirs})))
+      throw WrongStoreError(
+          "the store at " + address_ +
+          " does not know this rank's job token: it is another job's store (is another job "
+          "using port " +
+          std::to_string(port_) +
+          "? give each job its own MASTER_PORT), or this rank's RINGLAB_JOB_TOKEN is not rank "
+          "0's" +
+          (job_token_.empty() ? " (this rank has none: RINGLAB_JOB_TOKEN is not set)" : ""));
+    const Proof proof = prove(job_token_, kStoreClientProof, {mine, theirs});
+    reply = exchange(StoreOp::Auth, 0, {as_text(proof)}, deadline, true);
+    if (reply.status != StoreStatus::Ok)
+      throw WrongStoreError(
+          "the store at " + address_ + " refused this rank's proof of the job token: " +
+          (reply.strings.empty() ? std::string("no reason given") : reply.strings[0]));
+  }
+
   // Sends one request and reads its reply before `deadline`. Throws CommError
-  // on any failure (the connection is then unusable).
-  Reply request(StoreOp op, std::int64_t number, const std::vector<std::string_view>& args,
-                Clock::time_point deadline) {
+  // on any failure (the connection is then unusable). `opening`: this is the
+  // hello, whose failures say something else.
+  Reply exchange(StoreOp op, std::int64_t number, const std::vector<std::string_view>& args,
+                 Clock::time_point deadline, bool opening = false) {
+    const std::string what = store_op_name(static_cast<std::uint16_t>(op));
     const auto body = encode_strings(args);
     if (body.size() > kMaxStoreBody)
-      throw std::invalid_argument("store " + std::string(store_op_name(static_cast<std::uint16_t>(op))) +
-                                  ": request of " + std::to_string(body.size()) +
+      throw std::invalid_argument("store " + what + ": request of " + std::to_string(body.size()) +
                                   " bytes exceeds the store's limit of " +
                                   std::to_string(kMaxStoreBody));
+    if (!socket_.is_open())
+      throw CommError("the connection to the store at " + address_ +
+                      " was lost earlier: rank 0, which hosts the store, probably exited");
     const auto header = encode_store_header(
         {true, static_cast<std::uint16_t>(op), static_cast<std::uint32_t>(body.size()), number});
     const std::vector<asio::const_buffer> buffers{asio::buffer(header), asio::buffer(body)};
     ErrorCode error = write_until(io_, socket_, buffers, deadline);
     StoreHeaderBytes reply_bytes{};
     if (!error) error = read_until(io_, socket_, asio::buffer(reply_bytes), deadline);
-    if (error) fail(op, error);
+    if (error) fail(what, error, opening);
     const StoreDecode decoded = decode_store_header(reply_bytes, false);
-    if (!decoded.header)
-      throw CommError("the store at " + address_ + " sent a garbled reply to " +
-                      store_op_name(static_cast<std::uint16_t>(op)) + ": " + decoded.error);
+    if (!decoded.header) {
+      ErrorCode ignored;
+      socket_.close(ignored);
+      if (opening)
+        throw WrongStoreError("the server at " + address_ +
+                          " is not a ringlab store: its answer to hello has " + decoded.error +
+                          ": is MASTER_PORT the port of another service?");
+      throw CommError("the store at " + address_ + " sent a garbled reply to " + what + ": " +
+                      decoded.error);
+    }
     std::vector<std::byte> reply_body(decoded.header->body_length);
     error = read_until(io_, socket_, asio::buffer(reply_body), deadline);
-    if (error) fail(op, error);
+    if (error) fail(what, error, opening);
     auto strings = decode_strings(reply_body);
-    if (!strings)
-      throw CommError("the store at " + address_ + " sent a garbled reply body to " +
-                      store_op_name(static_cast<std::uint16_t>(op)));
+    if (!strings) {
+      ErrorCode ignored;
+      socket_.close(ignored);
+      throw CommError("the store at " + address_ + " sent a garbled reply body to " + what);
+    }
     Reply reply{static_cast<StoreStatus>(decoded.header->code), decoded.header->number,
                 std::move(*strings)};
-    if (reply.status == StoreStatus::Error)
+    if (reply.status == StoreStatus::Error && !opening)
       throw CommError("the store at " + address_ + " refused the request: " +
                       (reply.strings.empty() ? std::string("no reason given") : reply.strings[0]));
     return reply;
   }
 
-  [[noreturn]] void fail(StoreOp op, ErrorCode error) {
+  [[noreturn]] void fail(const std::string& what, ErrorCode error, bool opening) {
     ErrorCode ignored;
     socket_.close(ignored);
-    const std::string what = store_op_name(static_cast<std::uint16_t>(op));
+    if (opening) {
+      if (error == asio::error::timed_out)
+        throw CommError("the server at " + address_ +
+                        " accepted the connection but did not answer hello in time: is it a "
+                        "ringlab store?");
+      throw CommError("the server at " + address_ + " closed the connection during hello (" +
+                      error.message() + ")");
+    }
     if (error == asio::error::timed_out)
       throw StoreLostError("the store at " + address_ + " did not answer " + what +
                            " in time: is rank 0 still running?");
@@ -114,16 +204,51 @@ class Store::Impl {
                          "): rank 0, which hosts the store, probably exited");
   }
 
+  // True if the server has said something while no request was under way:
+  // the only thing it says then is that it closes this idle connection.
+  bool told_idle(Clock::time_point deadline) {
+    if (!socket_.is_open()) return false;
+    pollfd readable{socket_.native_handle(), POLLIN, 0};
+    if (::poll(&readable, 1, 0) <= 0) return false;
+    StoreHeaderBytes bytes{};
+    if (read_until(io_, socket_, asio::buffer(bytes), deadline))
+      return false;  // gone: say so later
+    const StoreDecode decoded = decode_store_header(bytes, false);
+    if (decoded.header && decoded.header->code == static_cast<std::uint16_t>(StoreStatus::Closing))
+      return true;
+    ErrorCode ignored;
+    socket_.close(ignored);
+    throw CommError("the store at " + address_ + " sent " +
+                    (decoded.header ? std::string("a reply nobody asked for") : decoded.error) +
+                    " while no request was under way");
+  }
+
+  // One request; when the server closed the connection for idleness before
+  // running it, on a new connection.
+  Reply request(StoreOp op, std::int64_t number, const std::vector<std::string_view>& args,
+                Clock::time_point deadline) {
+    if (told_idle(deadline)) open(deadline, timeout_, true);
+    Reply reply = exchange(op, number, args, deadline);
+    if (reply.status == StoreStatus::Closing) {
+      open(deadline, timeout_, true);
+      reply = exchange(op, number, args, deadline);
+    }
+    if (reply.status == StoreStatus::Closing)
+      throw CommError("the store at " + address_ + " keeps closing the connection as idle");
+    return reply;
+  }
+
   // A request that returns at once (no waiting on keys).
   Reply quick(StoreOp op, std::int64_t number, const std::vector<std::string_view>& args) {
     std::lock_guard lock(mutex_);
-    return request(op, number, args, Clock::now() + timeout_ + reply_grace(timeout_));
+    return request(op, number, args, deadline_after(timeout_, reply_grace(timeout_)));
   }
 
   // get/wait: the server waits up to `timeout` for the keys.
   Reply waiting(StoreOp op, const std::vector<std::string_view>& keys, Duration timeout) {
     std::lock_guard lock(mutex_);
-    Reply reply = request(op, timeout.count(), keys, Clock::now() + timeout + reply_grace(timeout));
+    timeout = std::max(timeout, Duration::zero());
+    Reply reply = request(op, timeout.count(), keys, deadline_after(timeout, reply_grace(timeout)));
     if (reply.status == StoreStatus::Timeout) {
       std::string missing;
       for (const auto& key : reply.strings) missing += (missing.empty() ? "'" : ", '") + key + "'";
@@ -137,13 +262,15 @@ class Store::Impl {
   int port_;
   std::string address_;
   Duration timeout_;
+  std::string job_token_;
   std::mutex mutex_;
   asio::io_context io_;
+  tcp::resolver::results_type endpoints_;
   tcp::socket socket_{io_};
 };
 
-Store::Store(const std::string& host, int port, Duration timeout)
-    : impl_(std::make_unique<Impl>(host, port, timeout)) {}
+Store::Store(const std::string& host, int port, Duration timeout, std::string job_token)
+    : impl_(std::make_unique<Impl>(host, port, timeout, std::move(job_token))) {}
 Store::~Store() = default;
 
 Duration Store::timeout() const { return impl_->timeout_; }

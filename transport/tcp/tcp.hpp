@@ -8,12 +8,14 @@
 //    from the variables torchrun, Slurm or Open MPI set.
 //  - StoreServer / Store: a small key-value store like PyTorch's TCPStore.
 //    Rank 0 hosts it (a background thread) at MASTER_PORT; every rank is a
-//    client. Ranks publish their addresses in it; the NCCL backend publishes
-//    its ncclUniqueId in it.
+//    client, served once it has proved it knows the job token. Ranks publish
+//    their addresses in it; the NCCL backend publishes its ncclUniqueId in
+//    it. StoreLimits bounds what any client can make it hold or wait for.
 //  - connect(): every rank listens on an ephemeral port, publishes "addr:port"
 //    in the store, and connects to every other rank (the higher rank of each
 //    pair connects, the lower accepts), checking a handshake (magic, version,
-//    ranks, world size, job id) so stray connections are refused.
+//    ranks, world size, job id, and each side's proof of the job token) so
+//    stray connections and other jobs' ranks are refused.
 //  - TcpTransport: the Transport over those connections. Messages are
 //    length-framed (transport/tcp/framing.hpp documents the header); a wait
 //    drives the sockets itself from the calling thread (no hand-off to an I/O
@@ -21,6 +23,7 @@
 //    header + payload with one scatter-gather call.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +34,13 @@
 #include "transport/transport.hpp"
 
 namespace ringlab::tcp {
+
+// The longest timeout ringlab accepts (RINGLAB_TIMEOUT_MS, --timeout-ms):
+// 2^31 - 1 ms, about 24.8 days. Longer ones would overflow deadline
+// arithmetic and poll()'s millisecond count.
+inline constexpr Duration kMaxTimeout{2147483647};
+// The largest world (WORLD_SIZE): 2^20 ranks.
+inline constexpr int kMaxWorldSize = 1 << 20;
 
 // Where and who: filled from the environment by from_environment().
 struct Rendezvous {
@@ -49,6 +59,13 @@ struct Rendezvous {
   // While the rendezvous waits, rank 0 logs this often which ranks it still
   // waits for (transport/tcp/wait_report.hpp); zero: never.
   Duration report_interval = std::chrono::seconds(5);
+  // The job's secret (RINGLAB_JOB_TOKEN; ringlab run makes one for its
+  // ranks). Every rank proves it knows it to the store and to each other
+  // rank (HMAC-SHA256 over fresh challenges); it never crosses the wire and
+  // the store never holds it. Empty: an open job, which any process that
+  // reaches the store may join; connect() allows that only while this rank
+  // binds to loopback.
+  std::string job_token;
 };
 
 // Looks up one environment variable; nullptr when unset.
@@ -58,7 +75,7 @@ using EnvironmentLookup = std::function<const char*(const char* name)>;
 // names); falls back to Slurm's SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID and
 // Open MPI's OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE /
 // OMPI_COMM_WORLD_LOCAL_RANK; then RINGLAB_BIND_ADDR, RINGLAB_TIMEOUT_MS,
-// RINGLAB_HANDSHAKE_TIMEOUT_MS. MASTER_ADDR defaults to 127.0.0.1; the others
+// RINGLAB_HANDSHAKE_TIMEOUT_MS, RINGLAB_JOB_TOKEN. MASTER_ADDR defaults to 127.0.0.1; the others
 // that have no default throw std::invalid_argument naming the variable and what
 // to set ("MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's
 // store listens on)", "RANK=4 but WORLD_SIZE=4: RANK must be in 0..3").
@@ -75,15 +92,44 @@ class StoreLostError : public CommError {
  public:
   using CommError::CommError;
 };
+// Thrown when what answers at the store's address is not this job's store:
+// another job's (it cannot prove it knows the job token) or not a ringlab
+// store at all. Trying again would not change that, so a Store does not.
+class WrongStoreError : public CommError {
+ public:
+  using CommError::CommError;
+};
+
+// What the store refuses, and when it gives up on a connection (README's
+// limits table lists the defaults). A refused request gets an error reply
+// saying which limit it hit; the store goes on serving the others.
+struct StoreLimits {
+  // The largest request body: a set's key and value with their 4-byte
+  // lengths (at most 64 MiB, the protocol's limit).
+  std::size_t max_request_bytes = std::size_t{64} << 20;
+  std::size_t max_key_bytes = 4096;
+  // Keys and values held, plus the request bodies being received.
+  std::size_t max_total_bytes = std::size_t{256} << 20;
+  // Connections at once. A newcomer beyond it displaces the oldest
+  // connection that has not said a byte yet, or else is refused.
+  int max_connections = 1024;
+  // After hello, a connection with no request under way for this long is
+  // closed; the client reconnects by itself when it needs the store again.
+  Duration idle_timeout = std::chrono::seconds(60);
+  // A request must arrive whole within this of its first byte.
+  Duration request_timeout = std::chrono::seconds(30);
+};
 
 // The store's server: rank 0 runs one. Serves clients on a background thread
-// until destroyed. Port 0 picks a free port (see port()).
+// until destroyed. Port 0 picks a free port (see port()). A client is served
+// once it has proved it knows job_token (see Rendezvous::job_token).
 class StoreServer {
  public:
   // Throws CommError if the address cannot be bound (naming it, and what to do
   // when the port is taken).
   StoreServer(const std::string& bind_addr, int port,
-              Duration handshake_timeout = std::chrono::seconds(5));
+              Duration handshake_timeout = std::chrono::seconds(5), StoreLimits limits = {},
+              std::string job_token = {});
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
@@ -104,8 +150,11 @@ class Store {
  public:
   // Connects to host:port, retrying until `timeout` (rank 0 may start later);
   // then throws CommError "could not reach the store at HOST:PORT within N ms:
-  // is rank 0 running and MASTER_ADDR/MASTER_PORT right?".
-  Store(const std::string& host, int port, Duration timeout = kDefaultTimeout);
+  // is rank 0 running and MASTER_ADDR/MASTER_PORT right? (last error: ...)".
+  // A server that is not a ringlab store, or a store that does not know
+  // job_token (another job's), fails at once, saying so.
+  Store(const std::string& host, int port, Duration timeout = kDefaultTimeout,
+        std::string job_token = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
