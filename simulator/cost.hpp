@@ -12,7 +12,10 @@
 //               the others crossing it in the same step.
 //   step time   T_k = max over ports and links of their busy time
 //               + gamma * max over ranks of the bytes that rank reduced in k.
-//   total       sum of T_k (steps are bulk-synchronous rounds).
+//               A port that carries m messages of b bytes in all is busy
+//               m * alpha + b * beta (port_time: computed from the two
+//               integers, so every path that knows them gets the same bits).
+//   total       sum of T_k in step order (steps are bulk-synchronous rounds).
 // Topologies:
 //   fully_connected  a private wire between every pair of ranks: ports only.
 //   ring             a physical bidirectional ring 0-1-...-(P-1)-0; a message
@@ -30,6 +33,7 @@
 //   ring all_gather / reduce_scatter   (P-1) alpha + (P-1)/P n' beta (n' = P blocks)
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,9 +77,20 @@ struct Prediction {
 
 Prediction predict(const Run& run, const CostModel& model);
 
+// The time a port is busy with `messages` messages of `bytes` bytes in all
+// (messages * alpha + bytes * beta), and the time to reduce `bytes` bytes
+// (gamma * bytes). Every prediction path prices through these two, so paths
+// that see the same integers give the same doubles.
+double port_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes);
+double reduce_time(const CostModel& model, std::uint64_t bytes);
+
 // The size nccl-tests reports (all_gather etc.: P blocks, as the collective's
 // row says). The bus factor is the row's too: ringlab::bus_factor
 // (primitives/collectives.hpp), 1 for a run that is not one collective.
 std::size_t reported_bytes(const Run& run);
+std::size_t reported_bytes(std::string_view operation, std::size_t count, DType dtype, int ranks);
+// Fills size_bytes, algbw and busbw from total_s.
+void finish_prediction(Prediction& prediction, std::string_view operation, std::size_t count,
+                       DType dtype, int ranks);
 
 }  // namespace ringlab::sim

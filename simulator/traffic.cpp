@@ -1,0 +1,270 @@
+// simulate_traffic(): the message-level prediction path (traffic.hpp).
+//
+// Each rank's transport wraps its fiber's (which matches messages and blocks
+// a rank that waits) and keeps the rank's Lamport clock. Every fiber runs on
+// one thread, so the ranks share one TrafficLog without locks:
+//   - an isend stamps its message with the sender's clock and queues
+//     (stamp, message) on its channel (src, dst, tag);
+//   - an irecv notes the receiver's clock and its place in the channel: the
+//     k-th receive posted on a channel gets the k-th message sent on it, as
+//     the mailbox delivers (transport/mailbox.hpp);
+//   - completing a receive puts the message in step max(send stamp, receive
+//     stamp) + 1 and moves the receiver's clock there; completing a send
+//     moves the sender's clock to its stamp + 1;
+//   - a reduction adds its bytes to what the rank reduced in its current
+//     step. A rank's clock never goes back, so its reductions of one step
+//     come together and are summed as they come.
+#include "simulator/traffic.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <numeric>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "simulator/fiber_world.hpp"
+#include "simulator/rank_program.hpp"
+
+namespace ringlab::sim {
+
+std::span<const TrafficMessage> Traffic::messages_in(Step k) const {
+  if (k > steps) return {};
+  return {messages.data() + message_begin[k], message_begin[k + 1] - message_begin[k]};
+}
+
+namespace {
+
+struct ChannelKey {
+  std::uint32_t src, dst;
+  Tag tag;
+  bool operator==(const ChannelKey&) const = default;
+};
+struct ChannelHash {
+  std::size_t operator()(const ChannelKey& k) const {
+    std::uint64_t h = (std::uint64_t{k.src} << 32 | k.dst) * 0x9E3779B97F4A7C15ull;
+    return static_cast<std::size_t>((h ^ (k.tag + (h >> 29))) * 0xBF58476D1CE4E5B9ull);
+  }
+};
+
+// What the ranks of one run share.
+class TrafficLog {
+ public:
+  explicit TrafficLog(int ranks)
+      : clock_(static_cast<std::size_t>(ranks), 0),
+        reducing_step_(static_cast<std::size_t>(ranks), 0),
+        reducing_bytes_(static_cast<std::size_t>(ranks), 0),
+        bytes_sent_(static_cast<std::size_t>(ranks), 0),
+        messages_sent_(static_cast<std::size_t>(ranks), 0) {}
+
+  struct Posted {  // a receive: its channel, its place there, its stamp
+    ChannelKey channel;
+    std::uint64_t seq;
+    Step stamp;
+  };
+
+  Step send(int src, int dst, Tag tag, std::uint64_t bytes) {
+    const Step stamp = clock(src);
+    Channel& c = channels_[{static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst), tag}];
+    c.sends.push_back({messages_.size(), stamp, false});
+    // Until its receive completes, a message is in its send step (a send
+    // nobody receives stays there, as in the record).
+    messages_.push_back(
+        {stamp + 1, static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst), bytes});
+    bytes_sent_[static_cast<std::size_t>(src)] += bytes;
+    ++messages_sent_[static_cast<std::size_t>(src)];
+    return stamp;
+  }
+  Posted post_receive(int dst, int src, Tag tag) {
+    const ChannelKey key{static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst), tag};
+    Channel& c = channels_[key];
+    return {key, c.posted++, clock(dst)};
+  }
+  void complete_send(int src, Step stamp) { advance(src, stamp + 1); }
+  void complete_receive(int dst, const Posted& posted) {
+    auto it = channels_.find(posted.channel);
+    if (it == channels_.end() || posted.seq < it->second.first ||
+        posted.seq - it->second.first >= it->second.sends.size())
+      throw std::logic_error("traffic: a receive completed before its message was sent");
+    Channel& c = it->second;
+    Sent& sent = c.sends[posted.seq - c.first];
+    const Step step = std::max(sent.stamp, posted.stamp) + 1;
+    messages_[sent.message].step = step;
+    advance(dst, step);
+    sent.received = true;
+    ++c.completed;
+    while (!c.sends.empty() && c.sends.front().received) {
+      c.sends.pop_front();
+      ++c.first;
+    }
+    if (c.sends.empty() && c.completed == c.posted) channels_.erase(it);
+  }
+  void reduced(int rank, std::uint64_t bytes) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (reducing_step_[r] != clock_[r]) {
+      flush_reduced(r);
+      reducing_step_[r] = clock_[r];
+    }
+    reducing_bytes_[r] += bytes;
+  }
+
+  Traffic finish(Traffic traffic) {
+    for (std::size_t r = 0; r < clock_.size(); ++r) flush_reduced(r);
+    Step last = 0;
+    for (const TrafficMessage& m : messages_) last = std::max(last, m.step);
+    if (!most_reduced_.empty()) last = std::max(last, static_cast<Step>(most_reduced_.size() - 1));
+    traffic.steps = last;
+    most_reduced_.resize(static_cast<std::size_t>(last) + 1, 0);
+    // Counting sort by step, stable (send order within a step).
+    std::vector<std::size_t> begin(static_cast<std::size_t>(last) + 2, 0);
+    for (const TrafficMessage& m : messages_) ++begin[m.step + 1];
+    std::partial_sum(begin.begin(), begin.end(), begin.begin());
+    std::vector<std::uint32_t> place(messages_.size());
+    {
+      std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
+      for (std::size_t i = 0; i < messages_.size(); ++i)
+        place[i] = static_cast<std::uint32_t>(next[messages_[i].step]++);
+    }
+    for (std::size_t i = 0; i < messages_.size(); ++i) {
+      while (place[i] != i) {
+        const std::uint32_t j = place[i];
+        std::swap(messages_[i], messages_[j]);
+        std::swap(place[i], place[j]);
+      }
+    }
+    traffic.messages = std::move(messages_);
+    traffic.message_begin = std::move(begin);
+    traffic.most_reduced = std::move(most_reduced_);
+    traffic.bytes_sent = std::move(bytes_sent_);
+    traffic.messages_sent = std::move(messages_sent_);
+    return traffic;
+  }
+
+ private:
+  struct Sent {
+    std::size_t message;
+    Step stamp;
+    bool received;
+  };
+  struct Channel {
+    std::deque<Sent> sends;                   // sends not yet received, from the `first`-th on
+    std::uint64_t first = 0;                  // how many sends were received and dropped
+    std::uint64_t posted = 0, completed = 0;  // receives
+  };
+
+  Step clock(int rank) const { return clock_[static_cast<std::size_t>(rank)]; }
+  void advance(int rank, Step to) {
+    Step& c = clock_[static_cast<std::size_t>(rank)];
+    c = std::max(c, to);
+  }
+  void flush_reduced(std::size_t r) {
+    if (reducing_bytes_[r] == 0) return;
+    const auto step = static_cast<std::size_t>(reducing_step_[r]);
+    if (most_reduced_.size() <= step) most_reduced_.resize(step + 1, 0);
+    most_reduced_[step] = std::max(most_reduced_[step], reducing_bytes_[r]);
+    reducing_bytes_[r] = 0;
+  }
+
+  std::vector<Step> clock_;
+  std::vector<Step> reducing_step_;
+  std::vector<std::uint64_t> reducing_bytes_;
+  std::vector<std::uint64_t> bytes_sent_, messages_sent_;
+  std::vector<std::uint64_t> most_reduced_;
+  std::vector<TrafficMessage> messages_;
+  std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
+};
+
+// Forwards to the fiber's request and tells the log once it completed.
+class TrafficRequest final : public Request {
+ public:
+  TrafficRequest(std::unique_ptr<Request> inner, TrafficLog& log, int rank, bool is_recv,
+                 Step stamp, TrafficLog::Posted posted)
+      : inner_(std::move(inner)),
+        log_(log),
+        rank_(rank),
+        is_recv_(is_recv),
+        stamp_(stamp),
+        posted_(posted) {}
+  void wait(Duration timeout) override {
+    if (done_) return;
+    inner_->wait(timeout);
+    complete();
+  }
+  bool test() override {
+    if (done_) return true;
+    if (!inner_->test()) return false;
+    complete();
+    return true;
+  }
+
+ private:
+  void complete() {
+    done_ = true;
+    if (is_recv_)
+      log_.complete_receive(rank_, posted_);
+    else
+      log_.complete_send(rank_, stamp_);
+  }
+  std::unique_ptr<Request> inner_;
+  TrafficLog& log_;
+  int rank_;
+  bool is_recv_;
+  Step stamp_;
+  TrafficLog::Posted posted_;
+  bool done_ = false;
+};
+
+class TrafficTransport final : public Transport {
+ public:
+  TrafficTransport(Transport& inner, TrafficLog& log) : inner_(inner), log_(log) {
+    set_timeout(inner.timeout());
+  }
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string_view name() const override { return inner_.name(); }
+  std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override {
+    check_peer(dst, "destination rank");
+    auto request = inner_.isend(dst, tag, data);
+    const Step stamp = log_.send(rank(), dst, tag, data.size());
+    return std::make_unique<TrafficRequest>(std::move(request), log_, rank(), false, stamp,
+                                            TrafficLog::Posted{});
+  }
+  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override {
+    check_peer(src, "source rank");
+    const TrafficLog::Posted posted = log_.post_receive(rank(), src, tag);
+    auto request = inner_.irecv(src, tag, data);
+    return std::make_unique<TrafficRequest>(std::move(request), log_, rank(), true, 0, posted);
+  }
+  Buffer allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  void copy(MutBytes, ConstBytes) override {}
+  void reduce(DType, ReduceOp, MutBytes acc, ConstBytes) override {
+    if (!acc.empty()) log_.reduced(rank(), acc.size());
+  }
+  void divide(DType, MutBytes, int) override {}
+
+ private:
+  Transport& inner_;
+  TrafficLog& log_;
+};
+
+}  // namespace
+
+Traffic simulate_traffic(const Scenario& scenario) {
+  Scenario resolved = scenario;
+  resolved.algorithm =
+      detail::validate(scenario, kMaxTrafficRanks, "the message-level prediction path");
+  TrafficLog log(scenario.ranks);
+  FiberWorld world(scenario.ranks, /*move_data=*/false, /*share_memory=*/true);
+  world.run([&](Transport& inner) {
+    TrafficTransport transport(inner, log);
+    detail::RankProgram(resolved, inner, transport, nullptr, false).run();
+  });
+  Traffic traffic;
+  traffic.operation = std::string(collective_name(scenario.collective));
+  traffic.algorithm = resolved.algorithm;
+  traffic.ranks = scenario.ranks;
+  traffic.count = scenario.count;
+  traffic.dtype = scenario.dtype;
+  return log.finish(std::move(traffic));
+}
+
+}  // namespace ringlab::sim
