@@ -35,7 +35,7 @@ struct RecordingTransport::State {
     std::uint64_t count = 0;
   };
   Resolved resolve(ConstBytes bytes) const {
-    if (bytes.empty()) return {-1, 0, 0};
+    if (bytes.empty()) return resolve_empty(bytes.data());
     const auto address = reinterpret_cast<std::uintptr_t>(bytes.data());
     auto it = by_address.upper_bound(address);
     if (it != by_address.begin()) {
@@ -49,6 +49,30 @@ struct RecordingTransport::State {
     // Memory nobody named (a stack token, say): keep the size, not the address,
     // so the log does not depend on where the allocator put things.
     return {-1, 0, bytes.size()};
+  }
+  // An empty chunk of a named buffer (a ring's block when there are fewer
+  // elements than ranks) is named too: "buf[2:2]". Its address may be the
+  // end of one region and the start of the next; split_even puts empty
+  // chunks last, so the region it ends wins.
+  Resolved resolve_empty(const std::byte* data) const {
+    if (data == nullptr || by_address.empty()) return {-1, 0, 0};
+    const auto address = reinterpret_cast<std::uintptr_t>(data);
+    auto it = by_address.upper_bound(address);  // the first region starting after it
+    if (it == by_address.begin()) return {-1, 0, 0};
+    --it;  // the last region starting at or before it
+    auto inside = [&](std::map<std::uintptr_t, Mapped>::const_iterator r, bool at_start) {
+      const std::uintptr_t base = r->first;
+      return (at_start ? base <= address : base < address) && address <= base + r->second.bytes;
+    };
+    auto at = [&](std::map<std::uintptr_t, Mapped>::const_iterator r) -> Resolved {
+      const std::size_t esize =
+          element_size(log.regions[static_cast<std::size_t>(r->second.region)].dtype);
+      return {r->second.region, (address - r->first) / esize, 0};
+    };
+    if (inside(it, false)) return at(it);
+    if (it != by_address.begin() && inside(std::prev(it), false)) return at(std::prev(it));
+    if (inside(it, true)) return at(it);
+    return {-1, 0, 0};
   }
 
   bool capturing() const { return options.values && host_memory; }
