@@ -3,6 +3,7 @@
 // the process group calls) over a RecordingTransport, and the logs turned into
 // a Run.
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "primitives/collectives.hpp"
@@ -68,23 +69,14 @@ Run simulate(const Scenario& scenario) {
   }
   const bool real_memory = values || scenario.engine == Engine::Threads;
 
-  RecordOptions options;
-  options.values = values;
-  options.scratch_dtype = scenario.dtype;
-  std::vector<RankLog> logs(static_cast<std::size_t>(scenario.ranks));
-  Scenario resolved = scenario;
-  resolved.algorithm = algorithm_name;
-  auto body = [&](Transport& inner) {
-    RecordingTransport recording(inner, options);
-    detail::RankProgram(resolved, inner, recording, &recording, real_memory).run();
-    logs[static_cast<std::size_t>(inner.rank())] = recording.take_log();
-  };
-  if (scenario.engine == Engine::Fibers) {
-    FiberWorld world(scenario.ranks, real_memory);
-    world.run(body);
-  } else {
-    run_world(scenario.ranks, body);
-  }
+  // A buffer's element ranges must fit the record's 32-bit offsets.
+  const CollectiveInfo& row = collective_info(scenario.collective);
+  for (const BufferSpec* spec : {&row.first, &row.second})
+    if (spec->count(scenario.ranks, scenario.count, true) > std::numeric_limits<Elem>::max())
+      throw std::invalid_argument(
+          "the recorded simulator keeps element ranges in 32 bits: a buffer of " +
+          std::to_string(spec->count(scenario.ranks, scenario.count, true)) +
+          " elements is too big to record (a prediction takes it)");
 
   RunInfo info;
   info.operation = std::string(collective_name(scenario.collective));
@@ -95,6 +87,28 @@ Run simulate(const Scenario& scenario) {
   info.count = scenario.count;
   info.values_recorded = values;
   info.values_note = note;
+
+  RecordOptions options;
+  options.values = values;
+  options.scratch_dtype = scenario.dtype;
+  Scenario resolved = scenario;
+  resolved.algorithm = algorithm_name;
+  if (scenario.engine == Engine::Fibers) {
+    // Built as the fibers run: no log is kept (build_record.hpp).
+    LiveRecord live(scenario.ranks, std::move(info));
+    FiberWorld world(scenario.ranks, real_memory);
+    world.run([&](Transport& inner) {
+      RecordingTransport recording(inner, options, live);
+      detail::RankProgram(resolved, inner, recording, &recording, real_memory).run();
+    });
+    return live.finish();
+  }
+  std::vector<RankLog> logs(static_cast<std::size_t>(scenario.ranks));
+  run_world(scenario.ranks, [&](Transport& inner) {
+    RecordingTransport recording(inner, options);
+    detail::RankProgram(resolved, inner, recording, &recording, real_memory).run();
+    logs[static_cast<std::size_t>(inner.rank())] = recording.take_log();
+  });
   return build_run(std::move(logs), std::move(info));
 }
 

@@ -3,11 +3,10 @@
 // Each rank's transport wraps its fiber's (which matches messages and blocks
 // a rank that waits) and keeps the rank's Lamport clock. Every fiber runs on
 // one thread, so the ranks share one TrafficLog without locks:
-//   - an isend stamps its message with the sender's clock and queues
-//     (stamp, message) on its channel (src, dst, tag);
-//   - an irecv notes the receiver's clock and its place in the channel: the
-//     k-th receive posted on a channel gets the k-th message sent on it, as
-//     the mailbox delivers (transport/mailbox.hpp);
+//   - an isend stamps its message with the sender's clock; an irecv notes the
+//     receiver's clock; the k-th receive posted on a channel (src, dst, tag)
+//     gets the k-th message sent on it, as the mailbox delivers
+//     (transport/mailbox.hpp);
 //   - completing a receive puts the message in step max(send stamp, receive
 //     stamp) + 1 and moves the receiver's clock there; completing a send
 //     moves the sender's clock to its stamp + 1;
@@ -20,9 +19,9 @@
 #include <deque>
 #include <numeric>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "simulator/fiber_world.hpp"
+#include "simulator/permute.hpp"
 #include "simulator/rank_program.hpp"
 
 namespace ringlab::sim {
@@ -34,18 +33,6 @@ std::span<const TrafficMessage> Traffic::messages_in(Step k) const {
 
 namespace {
 
-struct ChannelKey {
-  std::uint32_t src, dst;
-  Tag tag;
-  bool operator==(const ChannelKey&) const = default;
-};
-struct ChannelHash {
-  std::size_t operator()(const ChannelKey& k) const {
-    std::uint64_t h = (std::uint64_t{k.src} << 32 | k.dst) * 0x9E3779B97F4A7C15ull;
-    return static_cast<std::size_t>((h ^ (k.tag + (h >> 29))) * 0xBF58476D1CE4E5B9ull);
-  }
-};
-
 // What the ranks of one run share.
 class TrafficLog {
  public:
@@ -54,49 +41,65 @@ class TrafficLog {
         reducing_step_(static_cast<std::size_t>(ranks), 0),
         reducing_bytes_(static_cast<std::size_t>(ranks), 0),
         bytes_sent_(static_cast<std::size_t>(ranks), 0),
-        messages_sent_(static_cast<std::size_t>(ranks), 0) {}
+        messages_sent_(static_cast<std::size_t>(ranks), 0),
+        waiting_(static_cast<std::size_t>(ranks)) {}
 
-  struct Posted {  // a receive: its channel, its place there, its stamp
-    ChannelKey channel;
-    std::uint64_t seq;
-    Step stamp;
+  // A receive until it completes: its message once matched, its stamp.
+  struct Posted {
+    std::uint32_t receive = 0;
   };
 
   Step send(int src, int dst, Tag tag, std::uint64_t bytes) {
     const Step stamp = clock(src);
-    Channel& c = channels_[{static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst), tag}];
-    c.sends.push_back({messages_.size(), stamp, false});
+    const auto message = static_cast<std::uint32_t>(messages_.size());
     // Until its receive completes, a message is in its send step (a send
     // nobody receives stays there, as in the record).
     messages_.push_back(
         {stamp + 1, static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst), bytes});
     bytes_sent_[static_cast<std::size_t>(src)] += bytes;
     ++messages_sent_[static_cast<std::size_t>(src)];
+    Waiting& waiting = waiting_[static_cast<std::size_t>(dst)];
+    auto it = std::find_if(waiting.receives.begin(), waiting.receives.end(),
+                           [&](const Entry& e) { return e.src == src && e.tag == tag; });
+    if (it != waiting.receives.end()) {
+      receives_[it->index].message = message;
+      waiting.receives.erase(it);
+    } else {
+      waiting.sends.push_back({src, tag, message});
+    }
     return stamp;
   }
   Posted post_receive(int dst, int src, Tag tag) {
-    const ChannelKey key{static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst), tag};
-    Channel& c = channels_[key];
-    return {key, c.posted++, clock(dst)};
+    std::uint32_t index;
+    if (!free_receives_.empty()) {
+      index = free_receives_.back();
+      free_receives_.pop_back();
+    } else {
+      index = static_cast<std::uint32_t>(receives_.size());
+      receives_.emplace_back();
+    }
+    receives_[index] = {kNone, clock(dst)};
+    Waiting& waiting = waiting_[static_cast<std::size_t>(dst)];
+    auto it = std::find_if(waiting.sends.begin(), waiting.sends.end(),
+                           [&](const Entry& e) { return e.src == src && e.tag == tag; });
+    if (it != waiting.sends.end()) {
+      receives_[index].message = it->index;
+      waiting.sends.erase(it);
+    } else {
+      waiting.receives.push_back({src, tag, index});
+    }
+    return {index};
   }
   void complete_send(int src, Step stamp) { advance(src, stamp + 1); }
   void complete_receive(int dst, const Posted& posted) {
-    auto it = channels_.find(posted.channel);
-    if (it == channels_.end() || posted.seq < it->second.first ||
-        posted.seq - it->second.first >= it->second.sends.size())
+    const Receive r = receives_[posted.receive];
+    if (r.message == kNone)
       throw std::logic_error("traffic: a receive completed before its message was sent");
-    Channel& c = it->second;
-    Sent& sent = c.sends[posted.seq - c.first];
-    const Step step = std::max(sent.stamp, posted.stamp) + 1;
-    messages_[sent.message].step = step;
+    free_receives_.push_back(posted.receive);
+    TrafficMessage& m = messages_[r.message];
+    const Step step = std::max(m.step - 1, r.stamp) + 1;  // m.step is still the send step
+    m.step = step;
     advance(dst, step);
-    sent.received = true;
-    ++c.completed;
-    while (!c.sends.empty() && c.sends.front().received) {
-      c.sends.pop_front();
-      ++c.first;
-    }
-    if (c.sends.empty() && c.completed == c.posted) channels_.erase(it);
   }
   void reduced(int rank, std::uint64_t bytes) {
     const auto r = static_cast<std::size_t>(rank);
@@ -124,13 +127,7 @@ class TrafficLog {
       for (std::size_t i = 0; i < messages_.size(); ++i)
         place[i] = static_cast<std::uint32_t>(next[messages_[i].step]++);
     }
-    for (std::size_t i = 0; i < messages_.size(); ++i) {
-      while (place[i] != i) {
-        const std::uint32_t j = place[i];
-        std::swap(messages_[i], messages_[j]);
-        std::swap(place[i], place[j]);
-      }
-    }
+    detail::permute_in_place(messages_, place);
     traffic.messages = std::move(messages_);
     traffic.message_begin = std::move(begin);
     traffic.most_reduced = std::move(most_reduced_);
@@ -140,15 +137,20 @@ class TrafficLog {
   }
 
  private:
-  struct Sent {
-    std::size_t message;
-    Step stamp;
-    bool received;
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  struct Receive {
+    std::uint32_t message = kNone;
+    Step stamp = 0;
   };
-  struct Channel {
-    std::deque<Sent> sends;                   // sends not yet received, from the `first`-th on
-    std::uint64_t first = 0;                  // how many sends were received and dropped
-    std::uint64_t posted = 0, completed = 0;  // receives
+  // Sends to one rank and its receives not matched yet, each kind in the
+  // order posted: the first entry of a (src, tag) is its oldest.
+  struct Entry {
+    int src;
+    Tag tag;
+    std::uint32_t index;  // the message, or the receive
+  };
+  struct Waiting {
+    std::deque<Entry> sends, receives;
   };
 
   Step clock(int rank) const { return clock_[static_cast<std::size_t>(rank)]; }
@@ -170,7 +172,9 @@ class TrafficLog {
   std::vector<std::uint64_t> bytes_sent_, messages_sent_;
   std::vector<std::uint64_t> most_reduced_;
   std::vector<TrafficMessage> messages_;
-  std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
+  std::vector<Receive> receives_;
+  std::vector<std::uint32_t> free_receives_;
+  std::vector<Waiting> waiting_;  // per receiving rank
 };
 
 // Forwards to the fiber's request and tells the log once it completed.
