@@ -1,9 +1,15 @@
-// The cost model against the closed forms (n bytes, P ranks, equal blocks).
+// The cost model against the closed forms (n bytes, P ranks, equal blocks),
+// and the calibrated model's fit and file.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
+#include "simulator/closed_form.hpp"
 #include "simulator/cost.hpp"
+#include "simulator/model_file.hpp"
 
 using namespace ringlab;
 using namespace ringlab::sim;
@@ -148,4 +154,88 @@ TEST_CASE("latency-bound small messages favour fewer steps, large ones fewer byt
   };
   CHECK(total("recursive_doubling", 16) < total("ring", 16));
   CHECK(total("ring", 16 << 20) < total("recursive_doubling", 16 << 20));
+}
+
+// ---- the calibrated model (simulator/model_file.hpp) ----------------------------
+
+namespace {
+
+// What a machine with this model would measure: sendrecv alpha + b beta, and
+// the ring all_reduce's closed-form time.
+std::vector<Measurement> synthetic_rows(const CostModel& truth) {
+  std::vector<Measurement> rows;
+  for (std::size_t b = 4096; b <= (16u << 20); b *= 4)
+    rows.push_back({"sendrecv", "", 2, b, truth.alpha_s + static_cast<double>(b) * truth.beta()});
+  for (std::size_t b = 65536; b <= (64u << 20); b *= 4) {
+    Scenario s;
+    s.algorithm = "ring";
+    s.ranks = 2;
+    s.count = b / 4;
+    rows.push_back({"all_reduce", "ring", 2, b, predict(*closed_form(s), truth).total_s});
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("the fit recovers alpha, beta and gamma from times a known model made") {
+  CostModel truth;
+  truth.alpha_s = 17.3e-6;
+  truth.bandwidth_Bps = 2.71e9;
+  truth.gamma_s_per_byte = 0.23e-9;
+  const ModelFit fit = fit_cost_model(synthetic_rows(truth));
+  CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(1e-6).scale(0));
+  CHECK(fit.model.bandwidth_Bps == doctest::Approx(truth.bandwidth_Bps).epsilon(1e-6).scale(0));
+  CHECK(fit.model.gamma_s_per_byte == doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
+  CHECK(fit.sendrecv_rows == 7);
+  CHECK(fit.all_reduce_rows == 6);
+  CHECK(fit.sendrecv_rms < 1e-9);
+  CHECK(fit.all_reduce_rms < 1e-9);
+}
+
+TEST_CASE("the fit weighs sizes by relative error: noise at 64 MiB does not move alpha") {
+  CostModel truth;
+  truth.alpha_s = 10e-6;
+  truth.bandwidth_Bps = 2e9;
+  auto rows = synthetic_rows(truth);
+  for (auto& row : rows)
+    if (row.op == "sendrecv" && row.bytes == (16u << 20)) row.seconds *= 1.05;  // 5% slower
+  const ModelFit fit = fit_cost_model(rows);
+  // Plain least squares would let the 16 MiB row's 420 us of excess shift
+  // alpha by hundreds of microseconds; relative weighting keeps it close.
+  CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(0.05).scale(0));
+  CHECK_THROWS_WITH_AS(fit_cost_model({{"sendrecv", "", 2, 4096, 1e-5}}),
+                       doctest::Contains("at least two sizes"), std::invalid_argument);
+}
+
+TEST_CASE("a model file round-trips exactly; a bad one is refused naming the file") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "ringlab-test-cost-model.json").string();
+  CostModel model;
+  model.alpha_s = 1.0 / 3 * 1e-5;
+  model.bandwidth_Bps = 2.0e9 / 7;
+  model.gamma_s_per_byte = 1e-10 / 3;
+  save_cost_model(path, model, "a note");
+  const CostModel back = load_cost_model(path);
+  CHECK(back.alpha_s == model.alpha_s);
+  CHECK(back.bandwidth_Bps == model.bandwidth_Bps);
+  CHECK(back.gamma_s_per_byte == model.gamma_s_per_byte);
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp" + std::to_string(::getpid())));
+  {
+    std::ofstream out(path);
+    out << R"({"format": "ringlab cost model", "version": 1, "alpha_s": 1e-6, "gamma_s_per_byte": 0})";
+  }
+  CHECK_THROWS_WITH_AS(load_cost_model(path), doctest::Contains("\"bandwidth_Bps\" is missing"),
+                       std::runtime_error);
+  {
+    std::ofstream out(path);
+    out << "{ not json";
+  }
+  CHECK_THROWS_WITH_AS(load_cost_model(path), doctest::Contains("is not JSON"), std::runtime_error);
+  {
+    std::ofstream out(path);
+    out << R"({"format": "something else"})";
+  }
+  CHECK_THROWS_WITH_AS(load_cost_model(path), doctest::Contains(path.c_str()), std::runtime_error);
+  std::filesystem::remove(path);
 }
