@@ -560,8 +560,11 @@ std::optional<Schedule> closed_form(const Scenario& scenario, std::string* why_n
   return out;
 }
 
-Prediction predict(const Schedule& schedule, const CostModel& model) {
+Prediction predict(const Schedule& schedule, const CostModel& given) {
+  const CostModel model = for_ranks(given, schedule.ranks);
   if (model.bandwidth_Bps <= 0) throw std::invalid_argument("bandwidth must be positive");
+  if (!model.full_duplex)
+    throw std::invalid_argument("closed forms price full-duplex ports; this model is half duplex");
   Prediction out;
   out.steps.reserve(static_cast<std::size_t>(schedule.steps) + 1);
   double t = 0;

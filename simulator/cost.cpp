@@ -36,8 +36,31 @@ std::size_t reported_bytes(const Run& run) {
   return reported_bytes(run.operation, run.count, run.dtype, run.ranks);
 }
 
+CostModel for_ranks(const CostModel& model, int ranks) {
+  CostModel m = model;
+  if (model.cores > 0 && ranks > model.cores) {
+    const double share = static_cast<double>(ranks) / model.cores;
+    m.bandwidth_Bps /= share;
+    m.cache_bandwidth_Bps /= share;
+    m.uplink_bandwidth_Bps /= share;
+    m.gamma_s_per_byte *= share;
+  }
+  m.cores = 0;
+  return m;
+}
+
+double bytes_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes) {
+  if (model.cache_bytes == 0 || model.cache_bandwidth_Bps <= 0)
+    return static_cast<double>(bytes) * model.beta();
+  // min(bytes, messages * cache_bytes), without overflow.
+  const std::uint64_t cached =
+      messages > bytes / model.cache_bytes ? bytes : messages * model.cache_bytes;
+  return static_cast<double>(cached) / model.cache_bandwidth_Bps +
+         static_cast<double>(bytes - cached) * model.beta();
+}
+
 double port_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes) {
-  return static_cast<double>(messages) * model.alpha_s + static_cast<double>(bytes) * model.beta();
+  return static_cast<double>(messages) * model.alpha_s + bytes_time(model, messages, bytes);
 }
 
 double reduce_time(const CostModel& model, std::uint64_t bytes) {
@@ -73,6 +96,22 @@ class Loads {
       const double t = port_time(model, messages_[i], bytes_[i]);
       if (t > best.first) best = {t, i};
       messages_[i] = bytes_[i] = 0;
+    }
+    touched_.clear();
+    return best;
+  }
+  // Half duplex: (time, rank) of the busiest rank, whose send port 2r and
+  // receive port 2r+1 share its bandwidth; clears everything.
+  std::pair<double, std::size_t> take_busiest_rank(const CostModel& model) {
+    std::pair<double, std::size_t> best{0.0, 0};
+    for (std::size_t i : touched_) {
+      const std::size_t out = i & ~std::size_t{1}, in = out + 1;
+      if (messages_[out] + messages_[in] == 0) continue;  // this rank's other port did it
+      const double t =
+          static_cast<double>(std::max(messages_[out], messages_[in])) * model.alpha_s +
+          bytes_time(model, messages_[out] + messages_[in], bytes_[out] + bytes_[in]);
+      if (t > best.first) best = {t, out / 2};
+      messages_[out] = messages_[in] = bytes_[out] = bytes_[in] = 0;
     }
     touched_.clear();
     return best;
@@ -141,13 +180,15 @@ class StepPricer {
     cost.start_s = start_s;
     cost.messages = messages_;
     cost.bytes = bytes_;
-    const auto [port_time, port] = ports_.take_busiest_port(model_);
+    const auto [port_time, port] = model_.full_duplex ? ports_.take_busiest_port(model_)
+                                                       : ports_.take_busiest_rank(model_);
     const auto [link_time, link] = links_.take_busiest_link(model_.beta());
     const auto [uplink_time, uplink] = uplinks_.take_busiest_link(uplink_beta_);
     cost.comm_s = port_time;
     if (port_time > 0)
-      cost.bottleneck = std::string(port % 2 == 0 ? "send" : "receive") + " port of rank " +
-                        std::to_string(port / 2);
+      cost.bottleneck = !model_.full_duplex ? "rank " + std::to_string(port) + " (sends and receives)"
+                                            : std::string(port % 2 == 0 ? "send" : "receive") +
+                                                  " port of rank " + std::to_string(port / 2);
     if (link_time + model_.alpha_s > cost.comm_s && link_time > 0) {
       cost.comm_s = link_time + model_.alpha_s;
       const std::size_t i = link / 2;
@@ -179,7 +220,8 @@ class StepPricer {
 
 }  // namespace
 
-Prediction predict(const Run& run, const CostModel& model) {
+Prediction predict(const Run& run, const CostModel& given) {
+  const CostModel model = for_ranks(given, run.ranks);
   StepPricer pricer(model, run.ranks);
   std::vector<std::uint64_t> reduced(static_cast<std::size_t>(std::max(run.ranks, 1)), 0);
   std::vector<std::size_t> reduced_touched;
@@ -209,7 +251,8 @@ Prediction predict(const Run& run, const CostModel& model) {
   return out;
 }
 
-Prediction predict(const Traffic& traffic, const CostModel& model) {
+Prediction predict(const Traffic& traffic, const CostModel& given) {
+  const CostModel model = for_ranks(given, traffic.ranks);
   StepPricer pricer(model, traffic.ranks);
   Prediction out;
   out.steps.reserve(static_cast<std::size_t>(traffic.steps) + 1);

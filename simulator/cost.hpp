@@ -53,8 +53,29 @@ struct CostModel {
   Topology topology = Topology::FullyConnected;
   int ranks_per_switch = 8;          // Switch only
   double uplink_bandwidth_Bps = 0;   // Switch only; 0 = bandwidth_Bps
+  // Two terms a calibrated machine may need (ringlab sim --calibrate picks
+  // them when its measurements say so; the defaults describe a network):
+  //  - full_duplex = false: a rank's sends and receives share its bandwidth
+  //    (over loopback TCP one core copies both ways), so a rank is busy
+  //    alpha * max(messages out, messages in) + (bytes out + bytes in) * beta
+  //    (latencies still overlap). Closed forms assume full duplex.
+  //  - cache_bytes > 0: the first cache_bytes of each message move at
+  //    cache_bandwidth_Bps (it is still in cache), the rest at bandwidth_Bps;
+  //    a port's bytes are split by its messages' average size.
+  //  - cores > 0: more ranks than cores share them, so with P > cores
+  //    every byte moved or reduced takes P / cores times as long (a rank
+  //    gets cores / P of a core; for_ranks() applies it).
+  bool full_duplex = true;
+  std::uint64_t cache_bytes = 0;
+  double cache_bandwidth_Bps = 0;
+  int cores = 0;
   double beta() const { return 1.0 / bandwidth_Bps; }
 };
+
+// The model as it prices a run of `ranks` ranks: the cores term applied
+// (bandwidths divided and gamma multiplied by ranks / cores where ranks >
+// cores), so every path prices from the same numbers.
+CostModel for_ranks(const CostModel& model, int ranks);
 
 struct StepCost {
   Step step = 0;
@@ -82,6 +103,9 @@ Prediction predict(const Run& run, const CostModel& model);
 // (gamma * bytes). Every prediction path prices through these two, so paths
 // that see the same integers give the same doubles.
 double port_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes);
+// The bytes term alone: bytes * beta, or with a cache term the in-cache part
+// at the cache's bandwidth.
+double bytes_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes);
 double reduce_time(const CostModel& model, std::uint64_t bytes);
 
 // The size nccl-tests reports (all_gather etc.: P blocks, as the collective's

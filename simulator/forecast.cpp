@@ -93,6 +93,9 @@ Forecast forecast(const Scenario& scenario, const CostModel& model, PredictionPa
   if (model.topology != Topology::FullyConnected) {
     why = "closed forms are for the fully connected topology, not " +
           std::string(topology_name(model.topology));
+  } else if (!model.full_duplex) {
+    why = "closed forms price full-duplex ports, and this model's ranks share their bandwidth "
+          "between sending and receiving";
   } else if (auto schedule = closed_form(s, &why)) {
     Forecast f;
     f.path = PredictionPath::ClosedForm;

@@ -9,6 +9,7 @@
 
 #include "simulator/closed_form.hpp"
 #include "simulator/cost.hpp"
+#include "simulator/forecast.hpp"
 #include "simulator/model_file.hpp"
 
 using namespace ringlab;
@@ -238,4 +239,88 @@ TEST_CASE("a model file round-trips exactly; a bad one is refused naming the fil
   }
   CHECK_THROWS_WITH_AS(load_cost_model(path), doctest::Contains(path.c_str()), std::runtime_error);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("half duplex: a rank's sends and receives share its bandwidth, not its latency") {
+  CostModel m = model(kAlpha, kBandwidth, 0);
+  m.full_duplex = false;
+  // 2 ranks, recursive doubling: one exchange of n bytes each way.
+  const std::size_t count = 25000;
+  const double n = static_cast<double>(count * 4);
+  Scenario s;
+  s.algorithm = "recursive_doubling";
+  s.ranks = 2;
+  s.count = count;
+  const Forecast f = forecast(s, m);
+  CHECK(f.path == PredictionPath::MessageLevel);  // closed forms are full duplex
+  CHECK(f.why.find("full-duplex") != std::string::npos);
+  CHECK(f.prediction.total_s == doctest::Approx(kAlpha + 2 * n * kBeta).epsilon(1e-12).scale(0));
+  m.full_duplex = true;
+  CHECK(forecast(s, m).prediction.total_s ==
+        doctest::Approx(kAlpha + n * kBeta).epsilon(1e-12).scale(0));
+  // One way (a binomial broadcast on 2 ranks) costs the same either way.
+  s.collective = Collective::Broadcast;
+  s.algorithm = "binomial";
+  m.full_duplex = false;
+  CHECK(forecast(s, m).prediction.total_s ==
+        doctest::Approx(kAlpha + n * kBeta).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("the cache term: a message's first cache_bytes at the cache's bandwidth") {
+  CostModel m = model(kAlpha, kBandwidth, 0);
+  m.cache_bytes = 1000;
+  m.cache_bandwidth_Bps = 4 * kBandwidth;
+  const double fast = kBeta / 4;
+  CHECK(port_time(m, 1, 800) == doctest::Approx(kAlpha + 800 * fast).scale(0));
+  CHECK(port_time(m, 1, 3000) == doctest::Approx(kAlpha + 1000 * fast + 2000 * kBeta).scale(0));
+  // Two messages of 1500: each has 1000 in cache.
+  CHECK(port_time(m, 2, 3000) == doctest::Approx(2 * kAlpha + 2000 * fast + 1000 * kBeta).scale(0));
+}
+
+TEST_CASE("the cores term: more ranks than cores take ranks/cores as long per byte") {
+  CostModel m = model(kAlpha, kBandwidth, kGamma);
+  m.cores = 2;
+  const CostModel four = for_ranks(m, 4), two = for_ranks(m, 2);
+  CHECK(four.bandwidth_Bps == doctest::Approx(kBandwidth / 2).scale(0));
+  CHECK(four.gamma_s_per_byte == doctest::Approx(2 * kGamma).scale(0));
+  CHECK(four.alpha_s == kAlpha);
+  CHECK(two.bandwidth_Bps == kBandwidth);
+  // Ring all_reduce on 4 ranks: the textbook form with beta and gamma doubled.
+  const std::size_t count = 4000;
+  const double n = count * 4.0;
+  Scenario s;
+  s.algorithm = "ring";
+  s.ranks = 4;
+  s.count = count;
+  CHECK(forecast(s, m).prediction.total_s ==
+        doctest::Approx(6 * kAlpha + 1.5 * n * 2 * kBeta + 0.75 * n * 2 * kGamma).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("the fit finds half duplex and a cache term where the times have them") {
+  CostModel truth;
+  truth.alpha_s = 9e-6;
+  truth.bandwidth_Bps = 3e9;
+  truth.full_duplex = false;
+  truth.cache_bytes = 512 << 10;
+  truth.cache_bandwidth_Bps = 8e9;
+  truth.gamma_s_per_byte = 0.3e-9;
+  std::vector<Measurement> rows;
+  for (std::size_t b = 4096; b <= (16u << 20); b *= 2) {
+    rows.push_back({"pingpong", "", 2, b, port_time(truth, 1, b)});
+    rows.push_back({"sendrecv", "", 2, b, truth.alpha_s + bytes_time(truth, 2, 2 * b)});
+  }
+  for (std::size_t b = 65536; b <= (64u << 20); b *= 4) {
+    Scenario s;
+    s.algorithm = "ring";
+    s.ranks = 2;
+    s.count = b / 4;
+    rows.push_back({"all_reduce", "ring", 2, b, forecast(s, truth).prediction.total_s});
+  }
+  const ModelFit fit = fit_cost_model(rows);
+  CHECK_FALSE(fit.model.full_duplex);
+  CHECK(fit.model.cache_bytes == truth.cache_bytes);
+  CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(1e-6).scale(0));
+  CHECK(fit.model.bandwidth_Bps == doctest::Approx(truth.bandwidth_Bps).epsilon(1e-6).scale(0));
+  CHECK(fit.model.cache_bandwidth_Bps == doctest::Approx(truth.cache_bandwidth_Bps).epsilon(1e-6).scale(0));
+  CHECK(fit.model.gamma_s_per_byte == doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
 }
