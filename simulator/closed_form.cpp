@@ -561,10 +561,15 @@ std::optional<Schedule> closed_form(const Scenario& scenario, std::string* why_n
 }
 
 Prediction predict(const Schedule& schedule, const CostModel& given) {
-  const CostModel model = for_ranks(given, schedule.ranks);
+  const CostModel model =
+      for_run(given, schedule.ranks,
+              reported_bytes(schedule.operation, schedule.count, schedule.dtype, schedule.ranks));
   if (model.bandwidth_Bps <= 0) throw std::invalid_argument("bandwidth must be positive");
   if (!model.full_duplex)
     throw std::invalid_argument("closed forms price full-duplex ports; this model is half duplex");
+  if (model.cores > 0 && schedule.ranks > model.cores)
+    throw std::invalid_argument("closed forms do not count the ranks busy in a step, which the "
+                                "cores term needs");
   Prediction out;
   out.steps.reserve(static_cast<std::size_t>(schedule.steps) + 1);
   double t = 0;

@@ -36,31 +36,21 @@ std::size_t reported_bytes(const Run& run) {
   return reported_bytes(run.operation, run.count, run.dtype, run.ranks);
 }
 
-CostModel for_ranks(const CostModel& model, int ranks) {
+CostModel for_run(const CostModel& model, int ranks, std::size_t buffer_bytes) {
   CostModel m = model;
-  if (model.cores > 0 && ranks > model.cores) {
-    const double share = static_cast<double>(ranks) / model.cores;
-    m.bandwidth_Bps /= share;
-    m.cache_bandwidth_Bps /= share;
-    m.uplink_bandwidth_Bps /= share;
-    m.gamma_s_per_byte *= share;
-  }
-  m.cores = 0;
+  if (model.cache_bytes > 0 && model.cache_bandwidth_Bps > 0 && buffer_bytes <= model.cache_bytes)
+    m.bandwidth_Bps = model.cache_bandwidth_Bps;
+  (void)ranks;
+  m.cache_bytes = 0;
   return m;
 }
 
-double bytes_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes) {
-  if (model.cache_bytes == 0 || model.cache_bandwidth_Bps <= 0)
-    return static_cast<double>(bytes) * model.beta();
-  // min(bytes, messages * cache_bytes), without overflow.
-  const std::uint64_t cached =
-      messages > bytes / model.cache_bytes ? bytes : messages * model.cache_bytes;
-  return static_cast<double>(cached) / model.cache_bandwidth_Bps +
-         static_cast<double>(bytes - cached) * model.beta();
+double bytes_time(const CostModel& model, std::uint64_t bytes) {
+  return static_cast<double>(bytes) * model.beta();
 }
 
 double port_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes) {
-  return static_cast<double>(messages) * model.alpha_s + bytes_time(model, messages, bytes);
+  return static_cast<double>(messages) * model.alpha_s + bytes_time(model, bytes);
 }
 
 double reduce_time(const CostModel& model, std::uint64_t bytes) {
@@ -109,7 +99,7 @@ class Loads {
       if (messages_[out] + messages_[in] == 0) continue;  // this rank's other port did it
       const double t =
           static_cast<double>(std::max(messages_[out], messages_[in])) * model.alpha_s +
-          bytes_time(model, messages_[out] + messages_[in], bytes_[out] + bytes_[in]);
+          bytes_time(model, bytes_[out] + bytes_[in]);
       if (t > best.first) best = {t, out / 2};
       messages_[out] = messages_[in] = bytes_[out] = bytes_[in] = 0;
     }
@@ -144,7 +134,8 @@ class StepPricer {
                                                           : model.bandwidth_Bps)),
         ports_(2 * P_),
         links_(2 * P_),
-        uplinks_(2 * ((P_ + per_switch_ - 1) / per_switch_)) {
+        uplinks_(2 * ((P_ + per_switch_ - 1) / per_switch_)),
+        busy_(P_, false) {
     if (model.bandwidth_Bps <= 0) throw std::invalid_argument("bandwidth must be positive");
   }
 
@@ -153,6 +144,13 @@ class StepPricer {
   void add(std::size_t src, std::size_t dst, std::uint64_t bytes) {
     ++messages_;
     bytes_ += bytes;
+    if (model_.cores > 0) {
+      for (std::size_t r : {src, dst})
+        if (!busy_[r]) {
+          busy_[r] = true;
+          busy_ranks_.push_back(r);
+        }
+    }
     ports_.add(2 * src, bytes);
     ports_.add(2 * dst + 1, bytes);
     if (model_.topology == Topology::Ring && P_ > 1) {
@@ -180,10 +178,22 @@ class StepPricer {
     cost.start_s = start_s;
     cost.messages = messages_;
     cost.bytes = bytes_;
-    const auto [port_time, port] = model_.full_duplex ? ports_.take_busiest_port(model_)
-                                                       : ports_.take_busiest_rank(model_);
-    const auto [link_time, link] = links_.take_busiest_link(model_.beta());
-    const auto [uplink_time, uplink] = uplinks_.take_busiest_link(uplink_beta_);
+    // The cores term: k busy ranks on fewer cores move each byte k / cores
+    // times as long.
+    double share = 1;
+    if (model_.cores > 0 && busy_ranks_.size() > static_cast<std::size_t>(model_.cores))
+      share = static_cast<double>(busy_ranks_.size()) / model_.cores;
+    for (std::size_t r : busy_ranks_) busy_[r] = false;
+    busy_ranks_.clear();
+    CostModel shared = model_;
+    shared.bandwidth_Bps /= share;
+    shared.uplink_bandwidth_Bps /= share;
+    shared.gamma_s_per_byte *= share;
+    const CostModel& m = share == 1 ? model_ : shared;
+    const auto [port_time, port] =
+        m.full_duplex ? ports_.take_busiest_port(m) : ports_.take_busiest_rank(m);
+    const auto [link_time, link] = links_.take_busiest_link(m.beta());
+    const auto [uplink_time, uplink] = uplinks_.take_busiest_link(uplink_beta_ * share);
     cost.comm_s = port_time;
     if (port_time > 0)
       cost.bottleneck = !model_.full_duplex ? "rank " + std::to_string(port) + " (sends and receives)"
@@ -202,7 +212,7 @@ class StepPricer {
     }
     // Cut-through: a message crossing h ring links waits h-1 more latencies.
     if (max_hops_ > 1) cost.comm_s += model_.alpha_s * static_cast<double>(max_hops_ - 1);
-    cost.reduce_s = reduce_time(model_, most_reduced);
+    cost.reduce_s = reduce_time(m, most_reduced);
     cost.seconds = cost.comm_s + cost.reduce_s;
     messages_ = 0;
     bytes_ = 0;
@@ -215,13 +225,15 @@ class StepPricer {
   std::size_t P_, per_switch_;
   double uplink_beta_;
   Loads ports_, links_, uplinks_;
+  std::vector<bool> busy_;  // ranks with a message in this step (cores term)
+  std::vector<std::size_t> busy_ranks_;
   std::size_t messages_ = 0, bytes_ = 0, max_hops_ = 1;
 };
 
 }  // namespace
 
 Prediction predict(const Run& run, const CostModel& given) {
-  const CostModel model = for_ranks(given, run.ranks);
+  const CostModel model = for_run(given, run.ranks, reported_bytes(run));
   StepPricer pricer(model, run.ranks);
   std::vector<std::uint64_t> reduced(static_cast<std::size_t>(std::max(run.ranks, 1)), 0);
   std::vector<std::size_t> reduced_touched;
@@ -252,7 +264,9 @@ Prediction predict(const Run& run, const CostModel& given) {
 }
 
 Prediction predict(const Traffic& traffic, const CostModel& given) {
-  const CostModel model = for_ranks(given, traffic.ranks);
+  const CostModel model =
+      for_run(given, traffic.ranks,
+              reported_bytes(traffic.operation, traffic.count, traffic.dtype, traffic.ranks));
   StepPricer pricer(model, traffic.ranks);
   Prediction out;
   out.steps.reserve(static_cast<std::size_t>(traffic.steps) + 1);

@@ -59,12 +59,15 @@ struct CostModel {
   //    (over loopback TCP one core copies both ways), so a rank is busy
   //    alpha * max(messages out, messages in) + (bytes out + bytes in) * beta
   //    (latencies still overlap). Closed forms assume full duplex.
-  //  - cache_bytes > 0: the first cache_bytes of each message move at
-  //    cache_bandwidth_Bps (it is still in cache), the rest at bandwidth_Bps;
-  //    a port's bytes are split by its messages' average size.
-  //  - cores > 0: more ranks than cores share them, so with P > cores
-  //    every byte moved or reduced takes P / cores times as long (a rank
-  //    gets cores / P of a core; for_ranks() applies it).
+  //  - cache_bytes > 0: a run whose buffer (the size nccl-tests reports)
+  //    is at most cache_bytes moves its bytes at cache_bandwidth_Bps: its
+  //    data stays in cache. Larger runs move at bandwidth_Bps.
+  //  - cores > 0: ranks share the machine's cores, so in a step where k >
+  //    cores ranks send or receive, each gets cores / k of a core and every
+  //    byte moved or reduced in it takes k / cores as long (latency does
+  //    not change). Closed forms do not count busy ranks: with P > cores
+  //    the message-level path answers.
+  // for_run() applies the cache term to one run.
   bool full_duplex = true;
   std::uint64_t cache_bytes = 0;
   double cache_bandwidth_Bps = 0;
@@ -72,10 +75,11 @@ struct CostModel {
   double beta() const { return 1.0 / bandwidth_Bps; }
 };
 
-// The model as it prices a run of `ranks` ranks: the cores term applied
-// (bandwidths divided and gamma multiplied by ranks / cores where ranks >
-// cores), so every path prices from the same numbers.
-CostModel for_ranks(const CostModel& model, int ranks);
+// The model as it prices one run over a buffer of buffer_bytes (the size
+// nccl-tests reports): the cache term picks the bandwidth. Every path prices
+// from this, so they agree to the last bit. (ranks: for the record; the
+// cores term is applied per step.)
+CostModel for_run(const CostModel& model, int ranks, std::size_t buffer_bytes);
 
 struct StepCost {
   Step step = 0;
@@ -103,9 +107,8 @@ Prediction predict(const Run& run, const CostModel& model);
 // (gamma * bytes). Every prediction path prices through these two, so paths
 // that see the same integers give the same doubles.
 double port_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes);
-// The bytes term alone: bytes * beta, or with a cache term the in-cache part
-// at the cache's bandwidth.
-double bytes_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes);
+// The bytes term alone: bytes * beta.
+double bytes_time(const CostModel& model, std::uint64_t bytes);
 double reduce_time(const CostModel& model, std::uint64_t bytes);
 
 // The size nccl-tests reports (all_gather etc.: P blocks, as the collective's

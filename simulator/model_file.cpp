@@ -76,14 +76,15 @@ bool fit_point_to_point(const std::vector<Measurement>& rows, bool full_duplex,
   std::vector<double> y;
   for (const Measurement& row : rows) {
     if (!point_to_point(row)) continue;
-    // A sendrecv moves b each way; half duplex, its rank carries 2b.
+    // A sendrecv moves b each way; half duplex, its rank carries 2b. Its
+    // buffer of b bytes is in cache up to cache_bytes.
     const double k = row.op == "sendrecv" && !full_duplex ? 2 : 1;
     const auto b = static_cast<double>(row.bytes);
-    const double C = static_cast<double>(cache_bytes);
     std::vector<double> x{1};
     if (cache_bytes > 0) {
-      x.push_back(k * std::min(b, C));
-      x.push_back(k * std::max(0.0, b - C));
+      const bool cached = row.bytes <= cache_bytes;
+      x.push_back(cached ? k * b : 0);
+      x.push_back(cached ? 0 : k * b);
     } else {
       x.push_back(k * b);
     }
@@ -118,10 +119,11 @@ double point_to_point_rms(const std::vector<Measurement>& rows, const CostModel&
 }  // namespace
 
 double predicted_seconds(const Measurement& row, const CostModel& model) {
-  if (row.op == "pingpong" && row.ranks == 2) return port_time(model, 1, row.bytes);
+  const CostModel run = for_run(model, row.ranks, row.bytes);
+  if (row.op == "pingpong" && row.ranks == 2) return port_time(run, 1, row.bytes);
   if (row.op == "sendrecv" && row.ranks == 2)
-    return model.full_duplex ? port_time(model, 1, row.bytes)
-                             : model.alpha_s + bytes_time(model, 2, 2 * row.bytes);
+    return model.full_duplex ? port_time(run, 1, row.bytes)
+                             : run.alpha_s + bytes_time(run, 2 * row.bytes);
   if (row.op != "all_reduce")
     throw std::invalid_argument("cannot price " + row.op + " on " + std::to_string(row.ranks) +
                                 " ranks");

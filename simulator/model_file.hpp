@@ -11,8 +11,8 @@
 //      model may grow two terms where the data ask for them
 //      (cost.hpp): half duplex (over loopback a rank's one core copies both
 //      ways, so a sendrecv costs alpha + 2b beta: it needs the one-way rows
-//      to tell), and a cache term (the first cache_bytes of a message at a
-//      faster beta; cache_bytes a power of two from 64 KiB to 8 MiB). Every
+//      to tell), and a cache term (a faster beta for buffers of at most
+//      cache_bytes; cache_bytes a power of two from 64 KiB to 8 MiB). Every
 //      shape is fitted; the smallest error wins, a cache term only if it
 //      cuts the error by a fifth.
 //   2. gamma from 2-rank all_reduce rows: the model's time is linear in

@@ -266,34 +266,54 @@ TEST_CASE("half duplex: a rank's sends and receives share its bandwidth, not its
         doctest::Approx(kAlpha + n * kBeta).epsilon(1e-12).scale(0));
 }
 
-TEST_CASE("the cache term: a message's first cache_bytes at the cache's bandwidth") {
-  CostModel m = model(kAlpha, kBandwidth, 0);
-  m.cache_bytes = 1000;
+TEST_CASE("the cache term: a run whose buffer fits moves at the cache's bandwidth") {
+  CostModel m = model(kAlpha, kBandwidth, kGamma);
+  m.cache_bytes = 64 << 10;
   m.cache_bandwidth_Bps = 4 * kBandwidth;
-  const double fast = kBeta / 4;
-  CHECK(port_time(m, 1, 800) == doctest::Approx(kAlpha + 800 * fast).scale(0));
-  CHECK(port_time(m, 1, 3000) == doctest::Approx(kAlpha + 1000 * fast + 2000 * kBeta).scale(0));
-  // Two messages of 1500: each has 1000 in cache.
-  CHECK(port_time(m, 2, 3000) == doctest::Approx(2 * kAlpha + 2000 * fast + 1000 * kBeta).scale(0));
+  CHECK(for_run(m, 4, 64 << 10).bandwidth_Bps == 4 * kBandwidth);
+  CHECK(for_run(m, 4, (64 << 10) + 1).bandwidth_Bps == kBandwidth);
+  // Ring all_reduce on 4 ranks: the textbook form at the run's beta.
+  Scenario s;
+  s.algorithm = "ring";
+  s.ranks = 4;
+  for (std::size_t count : {std::size_t{4096}, std::size_t{65536}}) {
+    s.count = count;
+    const double n = count * 4.0;
+    const double beta = n <= (64 << 10) ? kBeta / 4 : kBeta;
+    CHECK(forecast(s, m).prediction.total_s ==
+          doctest::Approx(6 * kAlpha + 1.5 * n * beta + 0.75 * n * kGamma).epsilon(1e-12).scale(0));
+  }
 }
 
-TEST_CASE("the cores term: more ranks than cores take ranks/cores as long per byte") {
+TEST_CASE("the cores term: in a step where more ranks than cores are busy, bytes take longer") {
   CostModel m = model(kAlpha, kBandwidth, kGamma);
   m.cores = 2;
-  const CostModel four = for_ranks(m, 4), two = for_ranks(m, 2);
-  CHECK(four.bandwidth_Bps == doctest::Approx(kBandwidth / 2).scale(0));
-  CHECK(four.gamma_s_per_byte == doctest::Approx(2 * kGamma).scale(0));
-  CHECK(four.alpha_s == kAlpha);
-  CHECK(two.bandwidth_Bps == kBandwidth);
-  // Ring all_reduce on 4 ranks: the textbook form with beta and gamma doubled.
+  // Ring all_reduce on 4 ranks: all 4 busy in every step, so beta and gamma
+  // count twice; alpha does not.
   const std::size_t count = 4000;
   const double n = count * 4.0;
   Scenario s;
   s.algorithm = "ring";
   s.ranks = 4;
   s.count = count;
-  CHECK(forecast(s, m).prediction.total_s ==
+  const Forecast ring = forecast(s, m);
+  CHECK(ring.path == PredictionPath::MessageLevel);
+  CHECK(ring.prediction.total_s ==
         doctest::Approx(6 * kAlpha + 1.5 * n * 2 * kBeta + 0.75 * n * 2 * kGamma).epsilon(1e-12).scale(0));
+  // Binomial broadcast from 0 on 4 ranks: step 1 has 2 busy ranks (0 -> 2),
+  // step 2 has 4 (0 -> 1, 2 -> 3): only step 2 slows down.
+  s.collective = Collective::Broadcast;
+  s.algorithm = "binomial";
+  CHECK(forecast(s, m).prediction.total_s ==
+        doctest::Approx((kAlpha + n * kBeta) + (kAlpha + 2 * n * kBeta)).epsilon(1e-12).scale(0));
+  // 2 ranks on 2 cores: as if there were no cores term, and a closed form answers.
+  s.collective = Collective::AllReduce;
+  s.algorithm = "ring";
+  s.ranks = 2;
+  const Forecast two = forecast(s, m);
+  CHECK(two.path == PredictionPath::ClosedForm);
+  CHECK(two.prediction.total_s ==
+        doctest::Approx(2 * kAlpha + n * kBeta + 0.5 * n * kGamma).epsilon(1e-12).scale(0));
 }
 
 TEST_CASE("the fit finds half duplex and a cache term where the times have them") {
@@ -306,8 +326,9 @@ TEST_CASE("the fit finds half duplex and a cache term where the times have them"
   truth.gamma_s_per_byte = 0.3e-9;
   std::vector<Measurement> rows;
   for (std::size_t b = 4096; b <= (16u << 20); b *= 2) {
-    rows.push_back({"pingpong", "", 2, b, port_time(truth, 1, b)});
-    rows.push_back({"sendrecv", "", 2, b, truth.alpha_s + bytes_time(truth, 2, 2 * b)});
+    const CostModel run = for_run(truth, 2, b);
+    rows.push_back({"pingpong", "", 2, b, port_time(run, 1, b)});
+    rows.push_back({"sendrecv", "", 2, b, run.alpha_s + bytes_time(run, 2 * b)});
   }
   for (std::size_t b = 65536; b <= (64u << 20); b *= 4) {
     Scenario s;

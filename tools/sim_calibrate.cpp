@@ -58,9 +58,17 @@ bench::BenchOptions options_for(const std::string& op, const std::string& algori
   return o;
 }
 
+// The median of a few runs: on a machine shared with other work one lucky
+// or unlucky run should not decide a row (docs/cost-model.md).
+double median(std::vector<double> runs) {
+  std::sort(runs.begin(), runs.end());
+  const std::size_t n = runs.size();
+  return n % 2 ? runs[n / 2] : (runs[n / 2 - 1] + runs[n / 2]) / 2;
+}
+
 // Ping-pong on ranks 0 and 1: rank 0 sends b bytes, rank 1 sends them
 // back; half a round trip is one message's time one way, its latency
-// included (the fastest of kRepeats runs of `iters` round trips).
+// included (the median of kRepeats runs of `iters` round trips).
 double ping_pong(ProcessGroup& pg, std::size_t bytes) {
   Tensor t(DType::Float32, {static_cast<std::int64_t>(bytes / 4)});
   const int iters = bytes >= (4u << 20) ? 3 : bytes >= (256u << 10) ? 10 : 50;
@@ -74,16 +82,15 @@ double ping_pong(ProcessGroup& pg, std::size_t bytes) {
     }
   };
   round();  // warm
-  double best = 0;
+  std::vector<double> runs;
   for (int repeat = 0; repeat < kRepeats; ++repeat) {
     pg.barrier();
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) round();
-    const double one_way =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters / 2;
-    if (repeat == 0 || one_way < best) best = one_way;
+    runs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                   iters / 2);
   }
-  return best;
+  return median(runs);
 }
 
 // One world: what its rank 0 writes, one row per line: op algorithm ranks bytes seconds.
@@ -94,19 +101,16 @@ void measure_world(int ranks, const std::string& file, bool point_to_point) {
       "tcp", ranks,
       [&](ProcessGroup& pg) {
         std::ostringstream rows;
-        // The fastest of a few repetitions: on a shared machine other work
-        // only ever adds time, so the minimum is the best estimate of what
-        // ringlab itself takes (docs/cost-model.md).
         auto record = [&](const std::string& op, const std::string& algorithm, std::size_t bytes) {
-          double best_us = 0;
+          std::vector<double> runs;
           std::size_t reported = bytes;
           for (int repeat = 0; repeat < kRepeats; ++repeat)
             for (const bench::Row& row : bench::run(pg, options_for(op, algorithm, bytes), false)) {
-              if (repeat == 0 || row.time_us < best_us) best_us = row.time_us;
+              runs.push_back(row.time_us * 1e-6);
               reported = row.bytes;
             }
           rows << op << ' ' << (algorithm.empty() ? "-" : algorithm) << ' ' << pg.size() << ' '
-               << reported << ' ' << best_us * 1e-6 << '\n';
+               << reported << ' ' << median(runs) << '\n';
         };
         // Connections and caches warm before the first timed row.
         bench::run(pg, options_for("all_reduce", "ring", 1u << 20), false);
@@ -165,7 +169,7 @@ void run_calibration(const CalibrateOptions& options) {
       cores, load);
   std::printf(
       "# measuring 2 ranks: sendrecv and ping-pong 4K..16M, every all_reduce "
-      "algorithm 4K..64M (the fastest of %d runs each) ...\n",
+      "algorithm 4K..64M (the median of %d runs each) ...\n",
       kRepeats);
   std::fflush(stdout);
   measure_world(2, dir + "/world2.txt", true);
@@ -179,13 +183,13 @@ void run_calibration(const CalibrateOptions& options) {
   std::filesystem::remove_all(dir, ignored);
   unsetenv(kDirVariable);
 
-  // Fitted on 2 ranks: sendrecv and one-way sends for alpha and beta (and the
-  // shape), the ring all_reduce for gamma (its reductions are on the
-  // critical path at every size).
+  // Fitted on 2 ranks: sendrecv and ping-pong for alpha and beta (and the
+  // shape), every all_reduce algorithm from 64K for gamma (below that the
+  // reductions are lost in the latencies; one algorithm alone would let its
+  // own noise decide).
   std::vector<Measurement> fitted;
   for (const Measurement& m : rows)
-    if (m.op != "all_reduce" || (m.algorithm == "ring" && m.bytes >= (64u << 10)))
-      fitted.push_back(m);
+    if (m.op != "all_reduce" || m.bytes >= (64u << 10)) fitted.push_back(m);
   const sim::ModelFit fit = sim::fit_cost_model(fitted);
   sim::CostModel model = fit.model;
   model.cores = static_cast<int>(cores);
@@ -197,11 +201,11 @@ void run_calibration(const CalibrateOptions& options) {
                                         : "half duplex: a rank's sends and receives share its "
                                           "bandwidth (a sendrecv costs twice a one-way send)");
   if (model.cache_bytes > 0)
-    std::printf("; the first %s of a message at %.3f GB/s (in cache)",
-                size_text(model.cache_bytes).c_str(), model.cache_bandwidth_Bps / 1e9);
+    std::printf("; buffers up to %s at %.3f GB/s (in cache)", size_text(model.cache_bytes).c_str(),
+                model.cache_bandwidth_Bps / 1e9);
   std::printf("; %d cores (more ranks share them)", model.cores);
   std::printf(
-      "\n  from %zu point-to-point rows (rms error %.1f%%) and %zu ring all_reduce rows >= 64K "
+      "\n  from %zu point-to-point rows (rms error %.1f%%) and %zu all_reduce rows >= 64K "
       "(rms error %.1f%%), 2 ranks\n",
       fit.sendrecv_rows, 100 * fit.sendrecv_rms, fit.all_reduce_rows, 100 * fit.all_reduce_rms);
   char note[256];
