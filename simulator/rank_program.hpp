@@ -41,7 +41,14 @@ class RankProgram {
     const bool is_root = rank_ == s_.root;
     const Elems first = make(c.first, is_root);
     const Elems second = make(c.second, is_root);
-    const auto blocks = equal_blocks(s_.count, s_.ranks);
+    // Only collectives over P blocks get the block table: it has P entries
+    // on each of P ranks (4 GiB at 16,384 ranks).
+    auto has_blocks = [](const BufferSpec& b) {
+      return b.extent == Extent::Blocks || b.extent == Extent::BlocksOnRoot;
+    };
+    const auto blocks = has_blocks(c.first) || has_blocks(c.second)
+                            ? equal_blocks(s_.count, s_.ranks)
+                            : std::vector<Chunk>{};
     Comm comm(run_on_, 0);
     c.run(comm, s_.algorithm,
           {.first = first,

@@ -237,7 +237,7 @@ void run_calibration(const CalibrateOptions& options) {
   }
   rows.insert(rows.end(), four.begin(), four.end());
   std::printf(
-      "\npredicted (closed form, fitted model) and measured all_reduce time, us; ratio = "
+      "\npredicted (fitted model) and measured all_reduce time, us; ratio = "
       "predicted / measured\n");
   std::size_t outside = 0, judged = 0;
   for (int ranks : {2, 4}) {
