@@ -568,8 +568,9 @@ Prediction predict(const Schedule& schedule, const CostModel& given) {
   if (!model.full_duplex)
     throw std::invalid_argument("closed forms price full-duplex ports; this model is half duplex");
   if (model.cores > 0 && schedule.ranks > model.cores)
-    throw std::invalid_argument("closed forms do not count the ranks busy in a step, which the "
-                                "cores term needs");
+    throw std::invalid_argument(
+        "closed forms do not count the ranks busy in a step, which the "
+        "cores term needs");
   Prediction out;
   out.steps.reserve(static_cast<std::size_t>(schedule.steps) + 1);
   double t = 0;

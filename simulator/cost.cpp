@@ -131,7 +131,7 @@ class StepPricer {
         P_(static_cast<std::size_t>(std::max(ranks, 1))),
         per_switch_(static_cast<std::size_t>(std::max(model.ranks_per_switch, 1))),
         uplink_beta_(1.0 / (model.uplink_bandwidth_Bps > 0 ? model.uplink_bandwidth_Bps
-                                                          : model.bandwidth_Bps)),
+                                                           : model.bandwidth_Bps)),
         ports_(2 * P_),
         links_(2 * P_),
         uplinks_(2 * ((P_ + per_switch_ - 1) / per_switch_)),
@@ -159,8 +159,10 @@ class StepPricer {
       const std::size_t hops = clockwise ? forward : P_ - forward;
       max_hops_ = std::max(max_hops_, hops);
       for (std::size_t h = 0; h < hops; ++h) {
-        if (clockwise) links_.add(2 * ((src + h) % P_), bytes);
-        else links_.add(2 * ((src + P_ - h - 1) % P_) + 1, bytes);
+        if (clockwise)
+          links_.add(2 * ((src + h) % P_), bytes);
+        else
+          links_.add(2 * ((src + P_ - h - 1) % P_) + 1, bytes);
       }
     } else if (model_.topology == Topology::Switch) {
       const std::size_t s_src = src / per_switch_, s_dst = dst / per_switch_;
@@ -196,9 +198,10 @@ class StepPricer {
     const auto [uplink_time, uplink] = uplinks_.take_busiest_link(uplink_beta_ * share);
     cost.comm_s = port_time;
     if (port_time > 0)
-      cost.bottleneck = !model_.full_duplex ? "rank " + std::to_string(port) + " (sends and receives)"
-                                            : std::string(port % 2 == 0 ? "send" : "receive") +
-                                                  " port of rank " + std::to_string(port / 2);
+      cost.bottleneck = !model_.full_duplex
+                            ? "rank " + std::to_string(port) + " (sends and receives)"
+                            : std::string(port % 2 == 0 ? "send" : "receive") + " port of rank " +
+                                  std::to_string(port / 2);
     if (link_time + model_.alpha_s > cost.comm_s && link_time > 0) {
       cost.comm_s = link_time + model_.alpha_s;
       const std::size_t i = link / 2;
@@ -246,8 +249,8 @@ Prediction predict(const Run& run, const CostModel& given) {
       if (w.kind != WriteKind::Reduce) continue;
       const auto r = static_cast<std::size_t>(w.rank);
       if (reduced[r] == 0) reduced_touched.push_back(r);
-      reduced[r] += w.dst.count *
-                    element_size(run.regions[static_cast<std::size_t>(w.dst.region)].dtype);
+      reduced[r] +=
+          w.dst.count * element_size(run.regions[static_cast<std::size_t>(w.dst.region)].dtype);
     }
     std::uint64_t most_reduced = 0;
     for (std::size_t r : reduced_touched) {

@@ -94,8 +94,9 @@ Forecast forecast(const Scenario& scenario, const CostModel& model, PredictionPa
     why = "closed forms are for the fully connected topology, not " +
           std::string(topology_name(model.topology));
   } else if (!model.full_duplex) {
-    why = "closed forms price full-duplex ports, and this model's ranks share their bandwidth "
-          "between sending and receiving";
+    why =
+        "closed forms price full-duplex ports, and this model's ranks share their bandwidth "
+        "between sending and receiving";
   } else if (model.cores > 0 && s.ranks > model.cores) {
     why = "more ranks than the model's " + std::to_string(model.cores) +
           " cores: the cores term counts the ranks busy in each step, which closed forms do not";

@@ -74,7 +74,7 @@ void ProvState::read(Elem offset, Elem count, std::vector<ProvRun>& out) const {
 }
 
 void ProvState::assign(Elem offset, Elem count, std::span<const ProvRun> runs,
-                       std::vector<ProvRun>& middle_) {
+                       std::vector<ProvRun>& middle) {
   if (count == 0) return;
   const Elem end = offset + count;
   // The window of runs that change: those overlapping [offset, end) and one
@@ -84,37 +84,38 @@ void ProvState::assign(Elem offset, Elem count, std::span<const ProvRun> runs,
   while (last < runs_.size() && runs_[last].offset < end) ++last;
   const std::size_t lo = first > 0 ? first - 1 : 0;
   const std::size_t hi = std::min(runs_.size(), last + 1);
-  middle_.clear();
-  for (std::size_t i = lo; i < first; ++i) middle_.push_back(runs_[i]);
+  middle.clear();
+  for (std::size_t i = lo; i < first; ++i) middle.push_back(runs_[i]);
   if (first < last && runs_[first].offset < offset)
-    middle_.push_back({runs_[first].offset, offset - runs_[first].offset, runs_[first].set});
+    middle.push_back({runs_[first].offset, offset - runs_[first].offset, runs_[first].set});
   for (const ProvRun& r : runs)
-    if (r.count > 0) middle_.push_back(r);
+    if (r.count > 0) middle.push_back(r);
   if (first < last) {
     const ProvRun& tail = runs_[last - 1];
-    if (tail.offset + tail.count > end) middle_.push_back({end, tail.offset + tail.count - end, tail.set});
+    if (tail.offset + tail.count > end)
+      middle.push_back({end, tail.offset + tail.count - end, tail.set});
   }
-  for (std::size_t i = last; i < hi; ++i) middle_.push_back(runs_[i]);
+  for (std::size_t i = last; i < hi; ++i) middle.push_back(runs_[i]);
   // Equal neighbours merge where the new runs meet the old: at end, then at offset.
   for (const Elem at : {end, offset}) {
-    for (std::size_t i = 1; i < middle_.size(); ++i) {
-      ProvRun& a = middle_[i - 1];
-      const ProvRun& b = middle_[i];
+    for (std::size_t i = 1; i < middle.size(); ++i) {
+      ProvRun& a = middle[i - 1];
+      const ProvRun& b = middle[i];
       if (b.offset != at) continue;
       if (a.offset + a.count == at && a.set == b.set) {
         a.count += b.count;
-        middle_.erase(middle_.begin() + static_cast<std::ptrdiff_t>(i));
+        middle.erase(middle.begin() + static_cast<std::ptrdiff_t>(i));
       }
       break;
     }
   }
   const auto at = runs_.begin() + static_cast<std::ptrdiff_t>(lo);
   const std::size_t replaced = hi - lo;
-  if (middle_.size() == replaced) {
-    std::copy(middle_.begin(), middle_.end(), at);
+  if (middle.size() == replaced) {
+    std::copy(middle.begin(), middle.end(), at);
   } else {
     runs_.erase(at, at + static_cast<std::ptrdiff_t>(replaced));
-    runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(lo), middle_.begin(), middle_.end());
+    runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(lo), middle.begin(), middle.end());
   }
 }
 

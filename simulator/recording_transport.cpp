@@ -22,7 +22,7 @@ std::int64_t now_ns() {
 struct RecordingTransport::State {
   RecordOptions options;
   RankLog log;
-  RecordBuilder* live = nullptr;  // live: events go here, not to the log
+  RecordBuilder* live = nullptr;        // live: events go here, not to the log
   std::vector<std::byte> before_bytes;  // live: a write's bytes before it
   std::uint32_t next_request = 0;
   int scratch_count = 0;
@@ -146,8 +146,10 @@ class RecordedRequest final : public Request {
   bool test() override {
     if (done_) return true;
     if (!inner_->test()) return false;
-    if (state_->live) complete_live();
-    else end_completion(begin_completion());
+    if (state_->live)
+      complete_live();
+    else
+      end_completion(begin_completion());
     return true;
   }
 
@@ -156,8 +158,11 @@ class RecordedRequest final : public Request {
   void complete_live() {
     done_ = true;
     RecordBuilder& b = *state_->live;
-    if (is_recv_) b.complete_recv(state_->log.rank, id_, state_->capturing() ? ConstBytes(landing_) : ConstBytes{});
-    else b.complete_send(state_->log.rank, id_);
+    if (is_recv_)
+      b.complete_recv(state_->log.rank, id_,
+                      state_->capturing() ? ConstBytes(landing_) : ConstBytes{});
+    else
+      b.complete_send(state_->log.rank, id_);
   }
   std::size_t begin_completion() {
     if (done_) return kNoValues;
@@ -257,10 +262,11 @@ Event RecordingTransport::post_event(EventKind kind, int peer, Tag tag, ConstByt
 std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes data) {
   const Event event = post_event(EventKind::PostSend, dst, tag, data);
   if (state_->live) {
-    const std::uint32_t message = state_->live->post_send(rank(), dst, tag, event.region,
-                                                          event.offset, event.count);
+    const std::uint32_t message =
+        state_->live->post_send(rank(), dst, tag, event.region, event.offset, event.count);
     auto request = inner_.isend(dst, tag, data);
-    return std::make_unique<RecordedRequest>(std::move(request), state_, message, false, MutBytes{});
+    return std::make_unique<RecordedRequest>(std::move(request), state_, message, false,
+                                             MutBytes{});
   }
   const std::size_t index = state_->push(event);
   auto request = inner_.isend(dst, tag, data);

@@ -53,8 +53,7 @@ Run simulate(const Scenario& scenario) {
   const std::string algorithm_name =
       detail::validate(scenario, kMaxRecordedRanks, "the recorded simulator");
   const std::size_t user_bytes = static_cast<std::size_t>(scenario.ranks) *
-                                 detail::user_elements(scenario) *
-                                 element_size(scenario.dtype);
+                                 detail::user_elements(scenario) * element_size(scenario.dtype);
   bool values = scenario.values == ValueMode::On;
   std::string note;
   if (scenario.values == ValueMode::Auto) {

@@ -332,7 +332,6 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
   writer.close();
 }
 
-
 std::size_t merge_traces(const std::vector<std::string>& inputs, const std::string& output) {
   using nlohmann::json;
   // Each file's events are parsed, then kept as text: only one file's tree

@@ -187,7 +187,8 @@ TEST_CASE("the fit recovers alpha, beta and gamma from times a known model made"
   const ModelFit fit = fit_cost_model(synthetic_rows(truth));
   CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(1e-6).scale(0));
   CHECK(fit.model.bandwidth_Bps == doctest::Approx(truth.bandwidth_Bps).epsilon(1e-6).scale(0));
-  CHECK(fit.model.gamma_s_per_byte == doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
+  CHECK(fit.model.gamma_s_per_byte ==
+        doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
   CHECK(fit.sendrecv_rows == 7);
   CHECK(fit.all_reduce_rows == 6);
   CHECK(fit.sendrecv_rms < 1e-9);
@@ -299,7 +300,9 @@ TEST_CASE("the cores term: in a step where more ranks than cores are busy, bytes
   const Forecast ring = forecast(s, m);
   CHECK(ring.path == PredictionPath::MessageLevel);
   CHECK(ring.prediction.total_s ==
-        doctest::Approx(6 * kAlpha + 1.5 * n * 2 * kBeta + 0.75 * n * 2 * kGamma).epsilon(1e-12).scale(0));
+        doctest::Approx(6 * kAlpha + 1.5 * n * 2 * kBeta + 0.75 * n * 2 * kGamma)
+            .epsilon(1e-12)
+            .scale(0));
   // Binomial broadcast from 0 on 4 ranks: step 1 has 2 busy ranks (0 -> 2),
   // step 2 has 4 (0 -> 1, 2 -> 3): only step 2 slows down.
   s.collective = Collective::Broadcast;
@@ -342,6 +345,8 @@ TEST_CASE("the fit finds half duplex and a cache term where the times have them"
   CHECK(fit.model.cache_bytes == truth.cache_bytes);
   CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(1e-6).scale(0));
   CHECK(fit.model.bandwidth_Bps == doctest::Approx(truth.bandwidth_Bps).epsilon(1e-6).scale(0));
-  CHECK(fit.model.cache_bandwidth_Bps == doctest::Approx(truth.cache_bandwidth_Bps).epsilon(1e-6).scale(0));
-  CHECK(fit.model.gamma_s_per_byte == doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
+  CHECK(fit.model.cache_bandwidth_Bps ==
+        doctest::Approx(truth.cache_bandwidth_Bps).epsilon(1e-6).scale(0));
+  CHECK(fit.model.gamma_s_per_byte ==
+        doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
 }

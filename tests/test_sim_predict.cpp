@@ -163,16 +163,19 @@ TEST_CASE("closed forms follow the textbook totals where blocks are even") {
     CHECK(ring->steps == static_cast<Step>(2 * (P - 1)));
     CHECK(predict(*ring, m).total_s ==
           doctest::Approx(2 * (P - 1) * a + 2.0 * (P - 1) / P * n * beta + (P - 1.0) / P * n * g)
-              .epsilon(1e-9).scale(0));
+              .epsilon(1e-9)
+              .scale(0));
     const double L = std::log2(P);
     const auto rd = closed_form(scenario(Collective::AllReduce, "recursive_doubling", P, count));
     REQUIRE(rd);
-    CHECK(predict(*rd, m).total_s == doctest::Approx(L * (a + n * beta + n * g)).epsilon(1e-9).scale(0));
+    CHECK(predict(*rd, m).total_s ==
+          doctest::Approx(L * (a + n * beta + n * g)).epsilon(1e-9).scale(0));
     const auto rab = closed_form(scenario(Collective::AllReduce, "rabenseifner", P, count));
     REQUIRE(rab);
     CHECK(predict(*rab, m).total_s ==
           doctest::Approx(2 * L * a + 2.0 * (P - 1) / P * n * beta + (P - 1.0) / P * n * g)
-              .epsilon(1e-9).scale(0));
+              .epsilon(1e-9)
+              .scale(0));
   }
 }
 

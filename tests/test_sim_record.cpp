@@ -75,7 +75,8 @@ std::string fingerprint(const Run& run) {
     if (run.values_recorded) {
       const std::size_t bytes = w.dst.count * element_size(run.regions[static_cast<std::size_t>(w.dst.region)].dtype);
       out << " v";
-      for (std::size_t i = 0; i < bytes; ++i) out << ' ' << int(run.values[run.write_values[index].after + i]);
+      for (std::size_t i = 0; i < bytes; ++i)
+        out << ' ' << int(run.values[run.write_values[index].after + i]);
     }
     out << '\n';
   }

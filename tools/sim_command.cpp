@@ -160,9 +160,10 @@ void print_steps(const Run& run, bool show_empty) {
   }
   const bool hide = !show_empty && any_data && empty > 0;
   if (hide)
-    std::printf("# %zu of %zu messages carry 0 bytes (empty chunks: fewer elements than ranks) "
-                "and are not shown; --show-empty shows them\n",
-                empty, run.messages.size());
+    std::printf(
+        "# %zu of %zu messages carry 0 bytes (empty chunks: fewer elements than ranks) "
+        "and are not shown; --show-empty shows them\n",
+        empty, run.messages.size());
   Replay replay(run);
   replay.seek(0);
   std::printf("before the first message (step 0):\n");
@@ -220,7 +221,8 @@ std::string path_line(const Forecast& f) {
              (f.why.empty() ? std::string() : "; " + f.why);
     case PredictionPath::Recorded:
       return "the recorded run (every message, buffer state and provenance)";
-    case PredictionPath::Auto: break;
+    case PredictionPath::Auto:
+      break;
   }
   return "?";
 }
@@ -261,11 +263,12 @@ void run_compare(const SimCommand& c, Collective collective, const CostModel& mo
   const auto names = algorithm_names(collective);
   const DType dtype = parse_dtype(c.dtype);
   const PredictionPath path = parse_path(c.path);
-  std::printf("# ringlab sim --compare: %s on %d ranks, %s, topology %s, alpha %.3g us, "
-              "bandwidth %.3g GB/s, gamma %.3g ns/B\n",
-              std::string(collective_name(collective)).c_str(), c.ranks,
-              std::string(dtype_name(dtype)).c_str(), std::string(topology_name(model.topology)).c_str(),
-              model.alpha_s * 1e6, model.bandwidth_Bps / 1e9, model.gamma_s_per_byte * 1e9);
+  std::printf(
+      "# ringlab sim --compare: %s on %d ranks, %s, topology %s, alpha %.3g us, "
+      "bandwidth %.3g GB/s, gamma %.3g ns/B\n",
+      std::string(collective_name(collective)).c_str(), c.ranks,
+      std::string(dtype_name(dtype)).c_str(), std::string(topology_name(model.topology)).c_str(),
+      model.alpha_s * 1e6, model.bandwidth_Bps / 1e9, model.gamma_s_per_byte * 1e9);
   std::printf("# predicted time in us; * = fastest\n%10s", "size");
   for (const auto& n : names) std::printf(" %20s", n.c_str());
   std::printf("\n");
@@ -406,21 +409,25 @@ void run_recorded(const SimCommand& c, const Scenario& s, const CostModel& model
     std::size_t runs = 0;
     for (const auto& w : run.writes) runs += w.before.count + w.after.count;
     const long rss = peak_rss_kib();
-    std::printf("\nbench: record %.3f s, prediction %.3f s, peak RSS %ld MiB (%.0f bytes per message); "
-                "%zu messages, %zu writes, %zu provenance runs, %zu rank sets\n",
-                std::chrono::duration<double>(recorded - start).count(),
-                std::chrono::duration<double>(predicted - recorded).count(), rss / 1024,
-                run.messages.empty() ? 0.0 : static_cast<double>(rss) * 1024 / static_cast<double>(run.messages.size()),
-                run.messages.size(), run.writes.size(), run.prov_runs.size(), run.rank_sets.size());
+    std::printf(
+        "\nbench: record %.3f s, prediction %.3f s, peak RSS %ld MiB (%.0f bytes per message); "
+        "%zu messages, %zu writes, %zu provenance runs, %zu rank sets\n",
+        std::chrono::duration<double>(recorded - start).count(),
+        std::chrono::duration<double>(predicted - recorded).count(), rss / 1024,
+        run.messages.empty()
+            ? 0.0
+            : static_cast<double>(rss) * 1024 / static_cast<double>(run.messages.size()),
+        run.messages.size(), run.writes.size(), run.prov_runs.size(), run.rank_sets.size());
   }
 }
 
 void run_sim_command(SimCommand& c) {
   if (c.calibrate) return run_calibration(c.calibration);
   if (c.op.empty())
-    throw std::invalid_argument("ringlab sim: name the operation to simulate, e.g. `ringlab sim "
-                                "all_reduce --ranks 4`; one of " +
-                                operations_text());
+    throw std::invalid_argument(
+        "ringlab sim: name the operation to simulate, e.g. `ringlab sim "
+        "all_reduce --ranks 4`; one of " +
+        operations_text());
   if (c.op == "parameter_server" || c.op == "ps") return run_parameter_server_command(c);
   if (c.op == "ddp") return run_sim_ddp(c.ddp, c.ranks, c.algorithm, model_of(c), c.compare);
   const Collective collective = parse_collective(c.op);
@@ -434,7 +441,8 @@ void run_sim_command(SimCommand& c) {
   if (c.steps == 1 || !c.trace.empty()) {
     const std::string what = c.steps == 1 ? "--steps" : "--trace";
     if (path != PredictionPath::Auto && path != PredictionPath::Recorded)
-      throw std::invalid_argument(what + " needs the recorded run: leave --path out or use --path recorded");
+      throw std::invalid_argument(
+          what + " needs the recorded run: leave --path out or use --path recorded");
     const int limit = max_ranks(PredictionPath::Recorded);
     if (s.ranks > limit)
       throw std::invalid_argument(what + " needs the recorded run, which takes up to " +
@@ -450,8 +458,8 @@ void run_sim_command(SimCommand& c) {
   const std::string algorithm = check_scenario(s, record ? PredictionPath::Recorded : path);
   std::printf(
       "# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes), op %s%s\n",
-      std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks,
-      s.count, std::string(dtype_name(s.dtype)).c_str(), s.count * element_size(s.dtype),
+      std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks, s.count,
+      std::string(dtype_name(s.dtype)).c_str(), s.count * element_size(s.dtype),
       std::string(op_name(s.op)).c_str(),
       collective_info(collective).rooted ? (", root " + std::to_string(s.root)).c_str() : "");
   if (record) {
@@ -459,12 +467,15 @@ void run_sim_command(SimCommand& c) {
     return run_recorded(c, s, model, show);
   }
   if (s.engine == Engine::Threads)
-    throw std::invalid_argument("--engine threads runs the recorded path: add --steps or --path recorded");
+    throw std::invalid_argument(
+        "--engine threads runs the recorded path: add --steps or --path recorded");
   const auto start = std::chrono::steady_clock::now();
   const Forecast f = forecast(s, model, path);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("# answered by %s\n", path_line(f).c_str());
-  if (f.runs_as != f.algorithm) std::printf("# %s ran %s at this size\n", f.algorithm.c_str(), f.runs_as.c_str());
+  if (f.runs_as != f.algorithm)
+    std::printf("# %s ran %s at this size\n", f.algorithm.c_str(), f.runs_as.c_str());
   print_prediction(totals_of(f), f.prediction, model);
   if (c.bench)
     std::printf("\nbench: %s prediction %.3f s, peak RSS %ld MiB; %llu messages\n",
@@ -522,7 +533,8 @@ void add_sim_command(CLI::App& app) {
   sub->add_flag("--calibrate", cmd->calibrate,
                 "measure this machine over TCP, fit alpha, beta and gamma, save them (--save) and "
                 "compare predictions with measurements");
-  sub->add_option("--save", cmd->calibration.save, "--calibrate: where to write the model (default cost-model.json)");
+  sub->add_option("--save", cmd->calibration.save,
+                  "--calibrate: where to write the model (default cost-model.json)");
   sub->add_option("--servers", cmd->ps.servers, "parameter_server: servers");
   sub->add_option("--workers", cmd->ps.workers, "parameter_server: workers");
   sub->add_option("--keys", cmd->ps.keys, "parameter_server: length of the parameter vector");
