@@ -456,12 +456,17 @@ void run_sim_command(SimCommand& c) {
   const bool record = path == PredictionPath::Recorded ||
                       (path == PredictionPath::Auto && (show || !c.trace.empty()));
   const std::string algorithm = check_scenario(s, record ? PredictionPath::Recorded : path);
-  std::printf(
-      "# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes), op %s%s\n",
-      std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks, s.count,
-      std::string(dtype_name(s.dtype)).c_str(), s.count * element_size(s.dtype),
-      std::string(op_name(s.op)).c_str(),
-      collective_info(collective).rooted ? (", root " + std::to_string(s.root)).c_str() : "");
+  const CollectiveInfo& row = collective_info(collective);
+  if (row.input == Shape::None)  // the barrier: no data, no op
+    std::printf("# ringlab sim: %s, algorithm %s, %d ranks (no data)\n",
+                std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks);
+  else
+    std::printf(
+        "# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes)%s%s\n",
+        std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks, s.count,
+        std::string(dtype_name(s.dtype)).c_str(), s.count * element_size(s.dtype),
+        row.reduces ? (", op " + std::string(op_name(s.op))).c_str() : "",
+        row.rooted ? (", root " + std::to_string(s.root)).c_str() : "");
   if (record) {
     if (c.bench) s.values = ValueMode::Off;  // what the benchmark measures: the record itself
     return run_recorded(c, s, model, show);
