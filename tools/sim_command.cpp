@@ -285,7 +285,9 @@ void run_compare(const SimCommand& c, Collective collective, const CostModel& mo
       s.algorithm = names[i];
       const Forecast f = forecast(s, model, path);
       times.push_back(f.prediction.total_s * 1e6);
-      const std::string how(path_name(f.path));
+      const std::string how = f.path == PredictionPath::MessageLevel ? "message-level path"
+                              : f.path == PredictionPath::Recorded   ? "recorded run"
+                                                                     : std::string(path_name(f.path));
       if (std::find(answered[i].begin(), answered[i].end(), how) == answered[i].end())
         answered[i].push_back(how);
       if (names[i] == "auto" && f.runs_as != "auto")
