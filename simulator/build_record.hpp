@@ -1,13 +1,27 @@
-// Turns the per-rank logs of a recorded run into a Run: matches messages,
+// Turns what the ranks of a recorded run did into a Run: matches messages,
 // computes every event's Lamport step, and follows provenance (and values)
 // through every write.
 //
+// One builder, fed two ways:
+//  - build_run(logs): after the run, from each rank's RankLog (threads, the
+//    parameter server, anything with a log). It replays every rank's log in
+//    program order, a rank pausing at a receive whose send its peer has not
+//    reached yet.
+//  - LiveRecord: while the run goes on (fibers: every rank on one thread).
+//    Each rank's RecordingTransport hands every event to the builder as it
+//    happens instead of logging it, so no log is ever kept: what a 1024-rank
+//    ring needs is the Run itself (about 300 bytes a message), not the Run
+//    and the logs behind it. Fibers run a receive's completion only after
+//    its send, so every event can be taken at once.
+//
 // Only program order and message matching are used (the k-th send from s to
 // d with tag t matches the k-th receive d posted from s with tag t, as every
-// transport here delivers), never the order in which threads happened to
-// run, so the Run is the same for every scheduling.
+// transport here delivers), never the order in which ranks happened to run,
+// so the Run is the same for every scheduling (rank sets may be numbered
+// differently; their contents are the same).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,5 +45,25 @@ struct RunInfo {
 // logs[r] must be rank r's log. Throws std::logic_error if the logs are not
 // a complete run (a receive completed that no send matches).
 Run build_run(std::vector<RankLog> logs, RunInfo info);
+
+class RecordBuilder;
+
+// A Run built while the ranks run; pass it to each rank's RecordingTransport
+// (recording_transport.hpp). Single-threaded: every rank must run on one
+// thread (FiberWorld).
+class LiveRecord {
+ public:
+  LiveRecord(int ranks, RunInfo info);
+  ~LiveRecord();
+  LiveRecord(const LiveRecord&) = delete;
+  LiveRecord& operator=(const LiveRecord&) = delete;
+
+  RecordBuilder& builder() { return *builder_; }
+  // After every rank has returned.
+  Run finish();
+
+ private:
+  std::unique_ptr<RecordBuilder> builder_;
+};
 
 }  // namespace ringlab::sim

@@ -12,7 +12,10 @@
 //               the others crossing it in the same step.
 //   step time   T_k = max over ports and links of their busy time
 //               + gamma * max over ranks of the bytes that rank reduced in k.
-//   total       sum of T_k (steps are bulk-synchronous rounds).
+//               A port that carries m messages of b bytes in all is busy
+//               m * alpha + b * beta (port_time: computed from the two
+//               integers, so every path that knows them gets the same bits).
+//   total       sum of T_k in step order (steps are bulk-synchronous rounds).
 // Topologies:
 //   fully_connected  a private wire between every pair of ranks: ports only.
 //   ring             a physical bidirectional ring 0-1-...-(P-1)-0; a message
@@ -30,6 +33,7 @@
 //   ring all_gather / reduce_scatter   (P-1) alpha + (P-1)/P n' beta (n' = P blocks)
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,8 +53,33 @@ struct CostModel {
   Topology topology = Topology::FullyConnected;
   int ranks_per_switch = 8;          // Switch only
   double uplink_bandwidth_Bps = 0;   // Switch only; 0 = bandwidth_Bps
+  // Two terms a calibrated machine may need (ringlab sim --calibrate picks
+  // them when its measurements say so; the defaults describe a network):
+  //  - full_duplex = false: a rank's sends and receives share its bandwidth
+  //    (over loopback TCP one core copies both ways), so a rank is busy
+  //    alpha * max(messages out, messages in) + (bytes out + bytes in) * beta
+  //    (latencies still overlap). Closed forms assume full duplex.
+  //  - cache_bytes > 0: a run whose buffer (the size nccl-tests reports)
+  //    is at most cache_bytes moves its bytes at cache_bandwidth_Bps: its
+  //    data stays in cache. Larger runs move at bandwidth_Bps.
+  //  - cores > 0: ranks share the machine's cores, so in a step where k >
+  //    cores ranks send or receive, each gets cores / k of a core and every
+  //    byte moved or reduced in it takes k / cores as long (latency does
+  //    not change). Closed forms do not count busy ranks: with P > cores
+  //    the message-level path answers.
+  // for_run() applies the cache term to one run.
+  bool full_duplex = true;
+  std::uint64_t cache_bytes = 0;
+  double cache_bandwidth_Bps = 0;
+  int cores = 0;
   double beta() const { return 1.0 / bandwidth_Bps; }
 };
+
+// The model as it prices one run over a buffer of buffer_bytes (the size
+// nccl-tests reports): the cache term picks the bandwidth. Every path prices
+// from this, so they agree to the last bit. (ranks: for the record; the
+// cores term is applied per step.)
+CostModel for_run(const CostModel& model, int ranks, std::size_t buffer_bytes);
 
 struct StepCost {
   Step step = 0;
@@ -73,9 +102,22 @@ struct Prediction {
 
 Prediction predict(const Run& run, const CostModel& model);
 
+// The time a port is busy with `messages` messages of `bytes` bytes in all
+// (messages * alpha + bytes * beta), and the time to reduce `bytes` bytes
+// (gamma * bytes). Every prediction path prices through these two, so paths
+// that see the same integers give the same doubles.
+double port_time(const CostModel& model, std::uint64_t messages, std::uint64_t bytes);
+// The bytes term alone: bytes * beta.
+double bytes_time(const CostModel& model, std::uint64_t bytes);
+double reduce_time(const CostModel& model, std::uint64_t bytes);
+
 // The size nccl-tests reports (all_gather etc.: P blocks, as the collective's
 // row says). The bus factor is the row's too: ringlab::bus_factor
 // (primitives/collectives.hpp), 1 for a run that is not one collective.
 std::size_t reported_bytes(const Run& run);
+std::size_t reported_bytes(std::string_view operation, std::size_t count, DType dtype, int ranks);
+// Fills size_bytes, algbw and busbw from total_s.
+void finish_prediction(Prediction& prediction, std::string_view operation, std::size_t count,
+                       DType dtype, int ranks);
 
 }  // namespace ringlab::sim

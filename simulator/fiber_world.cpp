@@ -45,6 +45,10 @@ struct FiberWorld::State {
 
   int size = 0;
   bool move_data = true;
+  bool share_memory = false;
+  // share_memory: the reservation every allocate() returns, and its size.
+  std::shared_ptr<std::byte[]> shared;
+  std::size_t shared_bytes = 0;
   std::vector<Mailbox> boxes;
   std::vector<Fiber> fibers;
   ucontext_t scheduler{};
@@ -161,7 +165,15 @@ class FiberTransport final : public Transport {
 
   Buffer allocate(std::size_t bytes) override {
     if (world_.move_data) return Transport::allocate(bytes);
-    return Buffer{reserve_address_space(bytes), bytes};
+    if (!world_.share_memory) return Buffer{reserve_address_space(bytes), bytes};
+    if (bytes > world_.shared_bytes || !world_.shared) {
+      // Grow by doubling so a run asks the kernel a handful of times; buffers
+      // handed out earlier keep the older reservation alive.
+      const std::size_t size = std::max({bytes, 2 * world_.shared_bytes, std::size_t{1} << 20});
+      world_.shared = reserve_address_space(size);
+      world_.shared_bytes = size;
+    }
+    return Buffer{world_.shared, bytes};
   }
   void copy(MutBytes dst, ConstBytes src) override {
     if (world_.move_data) Transport::copy(dst, src);
@@ -195,11 +207,13 @@ void fiber_main(unsigned high, unsigned low, int rank) {
 
 }  // namespace
 
-FiberWorld::FiberWorld(int size, bool move_data) : state_(std::make_shared<State>()) {
+FiberWorld::FiberWorld(int size, bool move_data, bool share_memory)
+    : state_(std::make_shared<State>()) {
   if (size < 1)
     throw std::invalid_argument("world size must be at least 1, got " + std::to_string(size));
   state_->size = size;
   state_->move_data = move_data;
+  state_->share_memory = share_memory && !move_data;
   state_->boxes.reserve(static_cast<std::size_t>(size));
   for (int rank = 0; rank < size; ++rank) state_->boxes.emplace_back(rank, move_data);
 }

@@ -16,6 +16,14 @@
 // transport), copy/reduce/divide do nothing, and a message carries only its
 // size. That is what lets a 1024-rank x 1 M-element run be recorded in
 // seconds: the recorder needs the data movements, not the bytes.
+//
+// With share_memory as well (move_data = false only), every allocate() of
+// every rank returns the start of one world-wide PROT_NONE reservation
+// (grown when a larger buffer is asked for): buffers alias each other, which
+// is harmless as nothing is ever read or written through them, and a world of
+// tens of thousands of ranks costs one mapping instead of one per buffer.
+// Only a transport that does not tell buffers apart by address can use it
+// (the prediction path's, simulator/traffic.hpp; not the recorder).
 #pragma once
 
 #include <functional>
@@ -27,7 +35,7 @@ namespace ringlab::sim {
 
 class FiberWorld {
  public:
-  FiberWorld(int size, bool move_data);
+  FiberWorld(int size, bool move_data, bool share_memory = false);
   ~FiberWorld();
   FiberWorld(const FiberWorld&) = delete;
   FiberWorld& operator=(const FiberWorld&) = delete;

@@ -12,22 +12,41 @@ std::size_t RankSetHash::operator()(const RankSet& s) const {
     h = (h ^ static_cast<std::size_t>(a)) * 1099511628211ull;
     h = (h ^ static_cast<std::size_t>(b)) * 1099511628211ull;
   }
-  return h;
+  return h ^ (h >> 29) ^ (h >> 47);  // the low bits pick the slot and check it
 }
 
-SetTable::SetTable(std::vector<RankSet>& sets)
-    : sets_(sets), ids_(16, ById{&sets_}, SameSet{&sets_}) {
+SetTable::SetTable(std::vector<RankSet>& sets) : sets_(sets), slots_(1024, kEmpty) {
   sets_.assign(1, RankSet{});  // kNoInputs
-  ids_.insert(kNoInputs);
+  const std::size_t h = RankSetHash{}(sets_[kNoInputs]);
+  slots_[h & (slots_.size() - 1)] = slot(kNoInputs, h);
+}
+
+void SetTable::grow() {
+  std::vector<std::uint64_t> old(slots_.size() * 2, kEmpty);
+  old.swap(slots_);
+  const std::size_t mask = slots_.size() - 1;
+  for (std::uint64_t entry : old) {
+    if (entry == kEmpty) continue;
+    std::size_t i = (entry >> 32) & mask;
+    while (slots_[i] != kEmpty) i = (i + 1) & mask;
+    slots_[i] = entry;
+  }
 }
 
 SetId SetTable::intern(RankSet s) {
-  // Look the candidate up by storing it at the end; drop it if known.
+  if (2 * sets_.size() >= slots_.size()) grow();  // at most half full
+  const std::size_t mask = slots_.size() - 1;
+  const std::size_t h = RankSetHash{}(s);
+  const std::uint64_t tag = slot(0, h);
+  std::size_t i = h & mask;
+  for (; slots_[i] != kEmpty; i = (i + 1) & mask) {
+    const auto id = static_cast<SetId>(slots_[i]);
+    if ((slots_[i] & ~std::uint64_t{0xFFFFFFFF}) == tag && sets_[id] == s) return id;
+  }
+  const auto id = static_cast<SetId>(sets_.size());
   sets_.push_back(std::move(s));
-  const auto candidate = static_cast<SetId>(sets_.size() - 1);
-  auto [it, inserted] = ids_.insert(candidate);
-  if (!inserted) sets_.pop_back();
-  return *it;
+  slots_[i] = slot(id, h);
+  return id;
 }
 
 SetId SetTable::unite(SetId a, SetId b) {
@@ -36,52 +55,67 @@ SetId SetTable::unite(SetId a, SetId b) {
   return intern(sets_[a].unite(sets_[b]));
 }
 
-ProvState::ProvState(std::span<const ProvRun> initial) {
-  for (const ProvRun& r : initial) runs_.emplace(r.offset, Piece{r.count, r.set});
+ProvState::ProvState(std::span<const ProvRun> initial) : runs_(initial.begin(), initial.end()) {}
+
+std::size_t ProvState::run_at(Elem element) const {
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), element,
+                             [](Elem at, const ProvRun& r) { return at < r.offset; });
+  return it == runs_.begin() ? 0 : static_cast<std::size_t>(it - runs_.begin()) - 1;
 }
 
-void ProvState::read(std::size_t offset, std::size_t count, std::vector<ProvRun>& out) const {
-  if (count == 0) return;
-  const std::size_t end = offset + count;
-  auto it = runs_.upper_bound(offset);
-  if (it != runs_.begin()) --it;
-  for (; it != runs_.end() && it->first < end; ++it) {
-    const std::size_t a = std::max(offset, it->first);
-    const std::size_t b = std::min(end, it->first + it->second.count);
-    if (a < b) out.push_back({a, b - a, it->second.set});
+void ProvState::read(Elem offset, Elem count, std::vector<ProvRun>& out) const {
+  if (count == 0 || runs_.empty()) return;
+  const Elem end = offset + count;
+  for (std::size_t i = run_at(offset); i < runs_.size() && runs_[i].offset < end; ++i) {
+    const Elem a = std::max(offset, runs_[i].offset);
+    const Elem b = std::min(end, runs_[i].offset + runs_[i].count);
+    if (a < b) out.push_back({a, b - a, runs_[i].set});
   }
 }
 
-void ProvState::assign(std::size_t offset, std::size_t count, std::span<const ProvRun> runs) {
+void ProvState::assign(Elem offset, Elem count, std::span<const ProvRun> runs,
+                       std::vector<ProvRun>& middle) {
   if (count == 0) return;
-  const std::size_t end = offset + count;
-  split(offset);
-  split(end);
-  runs_.erase(runs_.lower_bound(offset), runs_.lower_bound(end));
+  const Elem end = offset + count;
+  // The window of runs that change: those overlapping [offset, end) and one
+  // neighbour each side, which may merge with what comes in.
+  const std::size_t first = runs_.empty() ? 0 : run_at(offset);
+  std::size_t last = first;  // one past the last run overlapping
+  while (last < runs_.size() && runs_[last].offset < end) ++last;
+  const std::size_t lo = first > 0 ? first - 1 : 0;
+  const std::size_t hi = std::min(runs_.size(), last + 1);
+  middle.clear();
+  for (std::size_t i = lo; i < first; ++i) middle.push_back(runs_[i]);
+  if (first < last && runs_[first].offset < offset)
+    middle.push_back({runs_[first].offset, offset - runs_[first].offset, runs_[first].set});
   for (const ProvRun& r : runs)
-    if (r.count > 0) runs_.emplace(r.offset, Piece{r.count, r.set});
-  coalesce(end);
-  coalesce(offset);
-}
-
-void ProvState::split(std::size_t at) {
-  auto it = runs_.upper_bound(at);
-  if (it == runs_.begin()) return;
-  --it;
-  const std::size_t start = it->first;
-  const std::size_t end = start + it->second.count;
-  if (at <= start || at >= end) return;
-  it->second.count = at - start;
-  runs_.emplace(at, Piece{end - at, it->second.set});
-}
-
-void ProvState::coalesce(std::size_t at) {
-  auto it = runs_.find(at);
-  if (it == runs_.end() || it == runs_.begin()) return;
-  auto prev = std::prev(it);
-  if (prev->first + prev->second.count == at && prev->second.set == it->second.set) {
-    prev->second.count += it->second.count;
-    runs_.erase(it);
+    if (r.count > 0) middle.push_back(r);
+  if (first < last) {
+    const ProvRun& tail = runs_[last - 1];
+    if (tail.offset + tail.count > end)
+      middle.push_back({end, tail.offset + tail.count - end, tail.set});
+  }
+  for (std::size_t i = last; i < hi; ++i) middle.push_back(runs_[i]);
+  // Equal neighbours merge where the new runs meet the old: at end, then at offset.
+  for (const Elem at : {end, offset}) {
+    for (std::size_t i = 1; i < middle.size(); ++i) {
+      ProvRun& a = middle[i - 1];
+      const ProvRun& b = middle[i];
+      if (b.offset != at) continue;
+      if (a.offset + a.count == at && a.set == b.set) {
+        a.count += b.count;
+        middle.erase(middle.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      break;
+    }
+  }
+  const auto at = runs_.begin() + static_cast<std::ptrdiff_t>(lo);
+  const std::size_t replaced = hi - lo;
+  if (middle.size() == replaced) {
+    std::copy(middle.begin(), middle.end(), at);
+  } else {
+    runs_.erase(at, at + static_cast<std::ptrdiff_t>(replaced));
+    runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(lo), middle.begin(), middle.end());
   }
 }
 

@@ -11,9 +11,7 @@
 #pragma once
 
 #include <cstddef>
-#include <map>
 #include <span>
-#include <unordered_set>
 #include <vector>
 
 #include "simulator/record.hpp"
@@ -35,41 +33,41 @@ class SetTable {
   SetId unite(SetId a, SetId b);
 
  private:
-  struct ById {
-    const std::vector<RankSet>* sets;
-    std::size_t operator()(SetId id) const { return RankSetHash{}((*sets)[id]); }
-  };
-  struct SameSet {
-    const std::vector<RankSet>* sets;
-    bool operator()(SetId a, SetId b) const { return (*sets)[a] == (*sets)[b]; }
-  };
+  // Open addressing with linear probing (a 1024-rank ring interns a million
+  // sets: 8 bytes a slot instead of a node each).
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  // A slot: the low 32 bits of the set's hash (which also pick the slot, so
+  // growing never looks at a set) and its id.
+  static std::uint64_t slot(SetId id, std::size_t hash) {
+    return (std::uint64_t{static_cast<std::uint32_t>(hash)} << 32) | id;
+  }
+  void grow();
   std::vector<RankSet>& sets_;
-  std::unordered_set<SetId, ById, SameSet> ids_;
+  std::vector<std::uint64_t> slots_;
 };
 
 // ---- run-length provenance of one region ----------------------------------------
 //
-// runs: offset -> (count, set), covering [0, region count) without gaps.
+// runs: sorted by offset, covering [0, region count) without gaps; adjacent
+// runs where new ones meet old ones merge when their sets are equal. A flat
+// vector: a region holds at most a few runs per rank, and a write replaces
+// a few in place.
 class ProvState {
  public:
   ProvState() = default;
   explicit ProvState(std::span<const ProvRun> initial);
 
   // Appends the runs over [offset, offset + count), clipped, absolute offsets.
-  void read(std::size_t offset, std::size_t count, std::vector<ProvRun>& out) const;
+  void read(Elem offset, Elem count, std::vector<ProvRun>& out) const;
 
-  // Replaces [offset, offset + count) by `runs` (which cover exactly it).
-  void assign(std::size_t offset, std::size_t count, std::span<const ProvRun> runs);
+  // Replaces [offset, offset + count) by `runs` (which cover exactly it);
+  // scratch: any vector, reused from call to call to spare an allocation.
+  void assign(Elem offset, Elem count, std::span<const ProvRun> runs,
+              std::vector<ProvRun>& scratch);
 
  private:
-  struct Piece {
-    std::size_t count;
-    SetId set;
-  };
-  void split(std::size_t at);
-  // Merges the run starting at `at` into the one before it when equal.
-  void coalesce(std::size_t at);
-  std::map<std::size_t, Piece> runs_;
+  std::size_t run_at(Elem element) const;  // the run holding it (0 if none)
+  std::vector<ProvRun> runs_;
 };
 
 }  // namespace ringlab::sim

@@ -84,10 +84,15 @@ class RankSet {
 using SetId = std::uint32_t;
 inline constexpr SetId kNoInputs = 0;  // Run::rank_sets[0] is the empty set
 
+// Element offsets and counts in a record are 32-bit (a recorded buffer holds
+// fewer than 2^32 elements; simulate() refuses bigger ones): a 1024-rank
+// ring of 2 million messages is recorded in about 300 bytes a message.
+using Elem = std::uint32_t;
+
 // Elements [offset, offset + count) all have provenance rank_sets[set].
 struct ProvRun {
-  std::size_t offset = 0;
-  std::size_t count = 0;
+  Elem offset = 0;
+  Elem count = 0;
   SetId set = kNoInputs;
   bool operator==(const ProvRun&) const = default;
 };
@@ -95,7 +100,7 @@ struct ProvRun {
 // A slice of Run::prov_runs (runs are stored in one arena, not per write, so a
 // 1024-rank record does not pay a heap block per delta).
 struct RunSpan {
-  std::size_t begin = 0;
+  std::uint32_t begin = 0;
   std::uint32_t count = 0;
 };
 
@@ -120,25 +125,25 @@ struct Region {
 // recorder was not told about (then offset/count are bytes).
 struct Location {
   int region = -1;
-  std::size_t offset = 0;
-  std::size_t count = 0;
+  Elem offset = 0;
+  Elem count = 0;
   bool operator==(const Location&) const = default;
 };
 
 struct Message {
+  Tag tag = 0;
   std::uint32_t id = 0;     // index in Run::messages
   Step step = 0;            // the step it travels in (= its receive completes)
   Step send_step = 0;       // sender's stamp + 1 (< step when the receiver was late)
   int src = -1;
   int dst = -1;
-  Tag tag = 0;
-  Location from;            // in the sender's region
-  Location to;              // in the receiver's region
-  std::size_t bytes = 0;
-  RunSpan payload;          // provenance of what travelled (offsets in `from`'s region)
   // The reduction the receiver applied to what arrived ("sum"), if it reduced
   // it into another buffer; -1 if it kept or copied it.
-  int reduced_by_write = -1;     // index in Run::writes
+  int reduced_by_write = -1;  // index in Run::writes
+  Location from;              // in the sender's region
+  Location to;                // in the receiver's region
+  RunSpan payload;            // provenance of what travelled (offsets in `from`'s region)
+  std::size_t bytes = 0;
   bool reduced = false;
   ReduceOp reduce_op = ReduceOp::SUM;
 };
@@ -150,14 +155,18 @@ struct Write {
   int rank = -1;
   std::uint32_t seq = 0;    // position in the rank's program order
   WriteKind kind = WriteKind::Copy;
+  ReduceOp op = ReduceOp::SUM;  // Reduce only
+  int message = -1;         // Receive: index in Run::messages
   Location dst;
   Location src;             // Copy/Reduce: the local source; Receive: the sender's range
-  int message = -1;         // Receive: index in Run::messages
-  ReduceOp op = ReduceOp::SUM;  // Reduce only
   RunSpan before, after;    // provenance of dst's range (offsets in dst's region)
-  // Values of dst's range before/after, dst.count * element size bytes each,
-  // at these offsets in Run::values (only if Run::values_recorded).
-  std::size_t values_before = 0, values_after = 0;
+};
+
+// Values of a write's dst range before and after it, dst.count * element
+// size bytes each, at these offsets in Run::values (Run::write_values[i] for
+// Run::writes[i], only if Run::values_recorded).
+struct WriteValues {
+  std::size_t before = 0, after = 0;
 };
 
 enum class ValueMode : std::uint8_t { Auto, On, Off };
@@ -204,7 +213,7 @@ struct Run {
   Step steps = 0;               // the last step (0 if nothing was sent)
 
   std::vector<Region> regions;
-  std::vector<Message> messages;  // sorted by (step, src, dst, tag, send order)
+  std::vector<Message> messages;  // sorted by (step, src, dst, the sender's order)
   std::vector<Write> writes;      // sorted by (step, rank, seq)
   std::vector<RankSet> rank_sets; // interned provenance; [0] is empty
   std::vector<ProvRun> prov_runs; // arena behind every RunSpan
@@ -213,6 +222,7 @@ struct Run {
   bool values_recorded = false;
   std::string values_note;        // why not, when not
   std::vector<std::byte> values;  // arena for initial values and write deltas
+  std::vector<WriteValues> write_values;  // per write, where values are recorded
 
   // Index ranges per step k in 0..steps: messages [message_begin[k],
   // message_begin[k+1]), writes [write_begin[k], write_begin[k+1]).
@@ -232,8 +242,9 @@ struct Run {
 
 // Runs the scenario's algorithm from primitives/ unchanged on virtual ranks
 // over a recording transport. Throws std::invalid_argument for a bad
-// scenario (unknown algorithm, ranks out of 1..1024, root out of range) and
-// CommError if the algorithm deadlocks or fails, naming the ranks.
+// scenario (unknown algorithm, ranks out of 1..1024, root out of range, a
+// buffer of 2^32 elements or more) and CommError if the algorithm deadlocks
+// or fails, naming the ranks.
 Run simulate(const Scenario& scenario);
 
 // Every rank's buffers after any step, moved forward or back through the

@@ -4,6 +4,9 @@
 #include <cstring>
 #include <map>
 
+#include "simulator/build_record.hpp"
+#include "simulator/record_builder.hpp"
+
 namespace ringlab::sim {
 
 namespace {
@@ -19,6 +22,8 @@ std::int64_t now_ns() {
 struct RecordingTransport::State {
   RecordOptions options;
   RankLog log;
+  RecordBuilder* live = nullptr;        // live: events go here, not to the log
+  std::vector<std::byte> before_bytes;  // live: a write's bytes before it
   std::uint32_t next_request = 0;
   int scratch_count = 0;
   bool host_memory = true;
@@ -35,7 +40,7 @@ struct RecordingTransport::State {
     std::uint64_t count = 0;
   };
   Resolved resolve(ConstBytes bytes) const {
-    if (bytes.empty()) return {-1, 0, 0};
+    if (bytes.empty()) return resolve_empty(bytes.data());
     const auto address = reinterpret_cast<std::uintptr_t>(bytes.data());
     auto it = by_address.upper_bound(address);
     if (it != by_address.begin()) {
@@ -49,6 +54,30 @@ struct RecordingTransport::State {
     // Memory nobody named (a stack token, say): keep the size, not the address,
     // so the log does not depend on where the allocator put things.
     return {-1, 0, bytes.size()};
+  }
+  // An empty chunk of a named buffer (a ring's block when there are fewer
+  // elements than ranks) is named too: "buf[2:2]". Its address may be the
+  // end of one region and the start of the next; split_even puts empty
+  // chunks last, so the region it ends wins.
+  Resolved resolve_empty(const std::byte* data) const {
+    if (data == nullptr || by_address.empty()) return {-1, 0, 0};
+    const auto address = reinterpret_cast<std::uintptr_t>(data);
+    auto it = by_address.upper_bound(address);  // the first region starting after it
+    if (it == by_address.begin()) return {-1, 0, 0};
+    --it;  // the last region starting at or before it
+    auto inside = [&](std::map<std::uintptr_t, Mapped>::const_iterator r, bool at_start) {
+      const std::uintptr_t base = r->first;
+      return (at_start ? base <= address : base < address) && address <= base + r->second.bytes;
+    };
+    auto at = [&](std::map<std::uintptr_t, Mapped>::const_iterator r) -> Resolved {
+      const std::size_t esize =
+          element_size(log.regions[static_cast<std::size_t>(r->second.region)].dtype);
+      return {r->second.region, (address - r->first) / esize, 0};
+    };
+    if (inside(it, false)) return at(it);
+    if (it != by_address.begin() && inside(std::prev(it), false)) return at(std::prev(it));
+    if (inside(it, true)) return at(it);
+    return {-1, 0, 0};
   }
 
   bool capturing() const { return options.values && host_memory; }
@@ -73,9 +102,15 @@ struct RecordingTransport::State {
     if (options.wall_clock) log.wall_ns[index].second = now_ns();
   }
 
+  template <typename Apply>
+  void local(const Event& event, MutBytes dst, Apply apply);
+
   int add_region(ConstBytes memory, LoggedRegion region) {
     const int id = static_cast<int>(log.regions.size());
-    if (capturing()) region.initial_values = capture(memory);
+    if (live)
+      live->add_region(log.rank, id, region, capturing() ? memory : ConstBytes{});
+    else if (capturing())
+      region.initial_values = capture(memory);
     log.regions.push_back(std::move(region));
     if (!memory.empty())
       by_address[reinterpret_cast<std::uintptr_t>(memory.data())] = {memory.size(), id};
@@ -98,6 +133,12 @@ class RecordedRequest final : public Request {
         landing_(landing) {}
 
   void wait(Duration timeout) override {
+    if (state_->live) {
+      if (done_) return;
+      inner_->wait(timeout);
+      complete_live();
+      return;
+    }
     const std::size_t index = begin_completion();
     inner_->wait(timeout);
     end_completion(index);
@@ -105,11 +146,24 @@ class RecordedRequest final : public Request {
   bool test() override {
     if (done_) return true;
     if (!inner_->test()) return false;
-    end_completion(begin_completion());
+    if (state_->live)
+      complete_live();
+    else
+      end_completion(begin_completion());
     return true;
   }
 
  private:
+  // Live: id_ is the builder's message (send) or receive.
+  void complete_live() {
+    done_ = true;
+    RecordBuilder& b = *state_->live;
+    if (is_recv_)
+      b.complete_recv(state_->log.rank, id_,
+                      state_->capturing() ? ConstBytes(landing_) : ConstBytes{});
+    else
+      b.complete_send(state_->log.rank, id_);
+  }
   std::size_t begin_completion() {
     if (done_) return kNoValues;
     Event event;
@@ -142,6 +196,12 @@ RecordingTransport::RecordingTransport(Transport& inner, RecordOptions options)
   set_timeout(inner.timeout());
 }
 
+RecordingTransport::RecordingTransport(Transport& inner, RecordOptions options, LiveRecord& live)
+    : RecordingTransport(inner, options) {
+  state_->options.wall_clock = false;
+  state_->live = &live.builder();
+}
+
 RecordingTransport::~RecordingTransport() = default;
 
 int RecordingTransport::name_buffer(ConstBytes memory, std::string buffer_name, DType dtype,
@@ -163,7 +223,11 @@ int RecordingTransport::name_buffer(ConstBytes memory, std::string buffer_name, 
         existing.count = memory.size() / element_size(dtype);
         existing.input_offset = input_offset;
         existing.input_count = input_count;
-        if (state_->capturing()) existing.initial_values = state_->capture(memory);
+        if (state_->live)
+          state_->live->rename_region(state_->log.rank, it->second.region, existing,
+                                      state_->capturing() ? memory : ConstBytes{});
+        else if (state_->capturing())
+          existing.initial_values = state_->capture(memory);
         return it->second.region;
       }
     }
@@ -197,6 +261,13 @@ Event RecordingTransport::post_event(EventKind kind, int peer, Tag tag, ConstByt
 
 std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes data) {
   const Event event = post_event(EventKind::PostSend, dst, tag, data);
+  if (state_->live) {
+    const std::uint32_t message =
+        state_->live->post_send(rank(), dst, tag, event.region, event.offset, event.count);
+    auto request = inner_.isend(dst, tag, data);
+    return std::make_unique<RecordedRequest>(std::move(request), state_, message, false,
+                                             MutBytes{});
+  }
   const std::size_t index = state_->push(event);
   auto request = inner_.isend(dst, tag, data);
   state_->finish(index, {}, false);
@@ -206,6 +277,14 @@ std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes 
 
 std::unique_ptr<Request> RecordingTransport::irecv(int src, Tag tag, MutBytes data) {
   const Event event = post_event(EventKind::PostRecv, src, tag, data);
+  if (state_->live) {
+    // Before the wrapped irecv: it may copy a queued message in at once.
+    const std::uint32_t receive =
+        state_->live->post_recv(rank(), src, tag, event.region, event.offset, event.count,
+                                state_->capturing() ? ConstBytes(data) : ConstBytes{});
+    auto request = inner_.irecv(src, tag, data);
+    return std::make_unique<RecordedRequest>(std::move(request), state_, receive, true, data);
+  }
   // Before the wrapped irecv: it may copy a queued message in at once.
   const std::size_t before = state_->capturing() ? state_->capture(data) : kNoValues;
   const std::size_t index = state_->push(event, before);
@@ -226,23 +305,48 @@ Buffer RecordingTransport::allocate(std::size_t bytes) {
   region.count = bytes / element_size(region.dtype);
   region.alloc_event = state_->log.events.size();
   const int id = state_->add_region(inner_buffer.span(), std::move(region));
-  Event event;
-  event.kind = EventKind::Alloc;
-  event.region = id;
-  state_->finish(state_->push(event), {}, false);
+  if (state_->live) {
+    state_->live->alloc(rank(), id);
+  } else {
+    Event event;
+    event.kind = EventKind::Alloc;
+    event.region = id;
+    state_->finish(state_->push(event), {}, false);
+  }
   // The returned storage keeps the wrapped one alive; dropping it logs the
   // free and forgets the address (an allocator may hand it out again).
   std::byte* address = inner_buffer.storage.get();
   std::shared_ptr<std::byte[]> storage(
       address, [state = state_, keep = inner_buffer.storage, id](std::byte* p) {
-        Event free_event;
-        free_event.kind = EventKind::Free;
-        free_event.region = id;
-        state->push(free_event);
+        if (state->live) {
+          state->live->free(state->log.rank, id);
+        } else {
+          Event free_event;
+          free_event.kind = EventKind::Free;
+          free_event.region = id;
+          state->push(free_event);
+        }
         auto it = state->by_address.find(reinterpret_cast<std::uintptr_t>(p));
         if (it != state->by_address.end() && it->second.region == id) state->by_address.erase(it);
       });
   return Buffer{std::move(storage), bytes};
+}
+
+// A local write: logged (with the bytes before and after, where values are
+// recorded) or handed to the live record.
+template <typename Apply>
+void RecordingTransport::State::local(const Event& event, MutBytes dst, Apply apply) {
+  if (live) {
+    if (capturing()) before_bytes.assign(dst.begin(), dst.end());
+    apply();
+    live->local_write(log.rank, event, capturing() ? ConstBytes(before_bytes) : ConstBytes{},
+                      capturing() ? ConstBytes(dst) : ConstBytes{});
+    return;
+  }
+  const std::size_t at = capturing() ? capture(dst) : kNoValues;
+  const std::size_t index = push(event, at);
+  apply();
+  finish(index, dst);
 }
 
 void RecordingTransport::copy(MutBytes dst, ConstBytes src) {
@@ -255,10 +359,7 @@ void RecordingTransport::copy(MutBytes dst, ConstBytes src) {
   event.count = to.count;
   event.src_region = from.region;
   event.tag_or_src_offset = from.offset;
-  const std::size_t before = state_->capturing() ? state_->capture(dst) : kNoValues;
-  const std::size_t index = state_->push(event, before);
-  inner_.copy(dst, src);
-  state_->finish(index, dst);
+  state_->local(event, dst, [&] { inner_.copy(dst, src); });
 }
 
 void RecordingTransport::reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in) {
@@ -272,10 +373,7 @@ void RecordingTransport::reduce(DType dtype, ReduceOp op, MutBytes acc, ConstByt
   event.count = to.count;
   event.src_region = from.region;
   event.tag_or_src_offset = from.offset;
-  const std::size_t before = state_->capturing() ? state_->capture(acc) : kNoValues;
-  const std::size_t index = state_->push(event, before);
-  inner_.reduce(dtype, op, acc, in);
-  state_->finish(index, acc);
+  state_->local(event, acc, [&] { inner_.reduce(dtype, op, acc, in); });
 }
 
 void RecordingTransport::divide(DType dtype, MutBytes data, int world_size) {
@@ -286,10 +384,7 @@ void RecordingTransport::divide(DType dtype, MutBytes data, int world_size) {
   event.region = where.region;
   event.offset = where.offset;
   event.count = where.count;
-  const std::size_t before = state_->capturing() ? state_->capture(data) : kNoValues;
-  const std::size_t index = state_->push(event, before);
-  inner_.divide(dtype, data, world_size);
-  state_->finish(index, data);
+  state_->local(event, data, [&] { inner_.divide(dtype, data, world_size); });
 }
 
 void name_buffer(Transport& transport, ConstBytes memory, std::string name, DType dtype,

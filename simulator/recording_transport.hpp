@@ -12,6 +12,8 @@
 // any Transport): the log needs no locks. build_run() (build_record.hpp)
 // turns the logs of all ranks into a Run; a trace writer can read one rank's
 // log on its own (wall-clock times are kept when RecordOptions::wall_clock).
+// Made with a LiveRecord instead (every rank on one thread: fibers), it logs
+// nothing and hands each event to the record being built as it happens.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +31,7 @@ enum class EventKind : std::uint8_t { PostSend, PostRecv, Complete, Copy, Reduce
 
 inline constexpr std::size_t kNoValues = std::numeric_limits<std::size_t>::max();
 
-// One logged operation (48 bytes: a 1024-rank ring logs ~10 M of them).
+// One logged operation (48 bytes).
 // Field use by kind:
 //   PostSend/PostRecv: peer, tag, request, region/offset/count (the bytes sent
 //                      from / landing in).
@@ -85,9 +87,14 @@ struct RecordOptions {
   DType scratch_dtype = DType::Float32;  // element type assumed for scratch memory
 };
 
+class LiveRecord;
+
 class RecordingTransport final : public Transport {
  public:
   RecordingTransport(Transport& inner, RecordOptions options);
+  // Live: events go to `live` (which must outlive every scratch buffer this
+  // transport hands out); log() keeps only the regions.
+  RecordingTransport(Transport& inner, RecordOptions options, LiveRecord& live);
   ~RecordingTransport() override;
 
   // Names the memory a rank passes to the algorithm; is_input: its contents

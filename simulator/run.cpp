@@ -106,11 +106,11 @@ namespace {
 // Replaces [offset, offset + count) of a sorted, gap-free run list by `with`,
 // in place: only the runs it overlaps are touched (plus a memmove of the tail
 // when the number of runs changes).
-void replace_runs(std::vector<ProvRun>& runs, std::size_t offset, std::size_t count,
+void replace_runs(std::vector<ProvRun>& runs, Elem offset, Elem count,
                   std::span<const ProvRun> with) {
   if (count == 0) return;
-  const std::size_t end = offset + count;
-  auto starts_after = [](std::size_t at, const ProvRun& r) { return at < r.offset; };
+  const Elem end = offset + count;
+  auto starts_after = [](Elem at, const ProvRun& r) { return at < r.offset; };
   auto first = std::upper_bound(runs.begin(), runs.end(), offset, starts_after);
   if (first != runs.begin()) --first;
   auto last = std::upper_bound(first, runs.end(), end - 1, starts_after);  // one past
@@ -158,8 +158,9 @@ void Replay::apply(const Write& w, bool forward) {
   replace_runs(provenance_[region], w.dst.offset, w.dst.count, run_.runs(forward ? w.after : w.before));
   if (run_.values_recorded) {
     const std::size_t es = element_size(run_.regions[region].dtype);
-    std::memcpy(values_[region].data() + w.dst.offset * es,
-                run_.values.data() + (forward ? w.values_after : w.values_before), w.dst.count * es);
+    const WriteValues& v = run_.write_values[static_cast<std::size_t>(&w - run_.writes.data())];
+    std::memcpy(values_[region].data() + std::size_t{w.dst.offset} * es,
+                run_.values.data() + (forward ? v.after : v.before), std::size_t{w.dst.count} * es);
   }
 }
 
@@ -181,7 +182,7 @@ const RankSet& Replay::provenance_at(int region, std::size_t element) const {
                              [](std::size_t e, const ProvRun& r) { return e < r.offset; });
   if (it == runs.begin()) return run_.rank_sets[kNoInputs];
   --it;
-  if (element >= it->offset + it->count) return run_.rank_sets[kNoInputs];
+  if (element >= std::size_t{it->offset} + it->count) return run_.rank_sets[kNoInputs];
   return run_.rank_sets[it->set];
 }
 

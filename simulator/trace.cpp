@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "simulator/atomic_file.hpp"
+
 namespace ringlab::sim {
 
 namespace {
@@ -330,36 +332,6 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
   writer.close();
 }
 
-namespace {
-
-// Writes through a temporary file beside `path`, flushed to disk and renamed
-// over it, so a reader (or a merge appending to it) never sees half a file.
-void write_file_atomically(const std::string& path,
-                           const std::function<void(std::ostream&)>& write) {
-  const std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  try {
-    {
-      std::ofstream out(temporary);
-      if (!out) throw std::runtime_error("cannot write trace file '" + temporary + "'");
-      write(out);
-      out.close();
-      if (!out)
-        throw std::runtime_error("cannot write trace file '" + temporary + "' (disk full?)");
-    }
-    const int fd = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
-    const bool synced = fd >= 0 && ::fsync(fd) == 0;
-    if (fd >= 0) ::close(fd);
-    if (!synced) throw std::runtime_error("cannot flush trace file '" + temporary + "' to disk");
-    std::filesystem::rename(temporary, path);
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw;
-  }
-}
-
-}  // namespace
-
 std::size_t merge_traces(const std::vector<std::string>& inputs, const std::string& output) {
   using nlohmann::json;
   // Each file's events are parsed, then kept as text: only one file's tree
@@ -396,7 +368,7 @@ std::size_t merge_traces(const std::vector<std::string>& inputs, const std::stri
                                "' is not a Chrome trace ringlab can merge: " + e.what());
     }
   }
-  write_file_atomically(output, [&](std::ostream& out) {
+  write_file_atomically(output, "trace file", [&](std::ostream& out) {
     // The layout TraceWriter writes: one event per line.
     out << kHeader << '\n';
     for (std::size_t i = 0; i < events.size(); ++i) out << (i ? ",\n" : "") << events[i];

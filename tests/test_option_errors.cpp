@@ -41,7 +41,9 @@ TEST_CASE("numeric options out of range say which whole numbers they take") {
   refused("bench --warmup -1",
           {"--warmup: -1 is not allowed: give a number of untimed runs from 0 to 2147483647"});
   refused("sim all_reduce --topology switch --ranks-per-switch 0",
-          {"--ranks-per-switch: 0 is not allowed: give a number of ranks from 1 to 1024"});
+          {"--ranks-per-switch: 0 is not allowed: give a number of ranks from 1 to 65536"});
+  refused("sim all_reduce --ranks 65537",
+          {"--ranks: 65537 is not allowed: give a number of virtual ranks from 1 to 65536"});
   refused("gui --step -1", {"--step: -1 is not allowed: give a step number from 0 to "});
   // ringlab run's options: the option, the value, the unit and the largest.
   for (const char* option :

@@ -1,9 +1,16 @@
-// The cost model against the closed forms (n bytes, P ranks, equal blocks).
+// The cost model against the closed forms (n bytes, P ranks, equal blocks),
+// and the calibrated model's fit and file.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
+#include "simulator/closed_form.hpp"
 #include "simulator/cost.hpp"
+#include "simulator/forecast.hpp"
+#include "simulator/model_file.hpp"
 
 using namespace ringlab;
 using namespace ringlab::sim;
@@ -148,4 +155,198 @@ TEST_CASE("latency-bound small messages favour fewer steps, large ones fewer byt
   };
   CHECK(total("recursive_doubling", 16) < total("ring", 16));
   CHECK(total("ring", 16 << 20) < total("recursive_doubling", 16 << 20));
+}
+
+// ---- the calibrated model (simulator/model_file.hpp) ----------------------------
+
+namespace {
+
+// What a machine with this model would measure: sendrecv alpha + b beta, and
+// the ring all_reduce's closed-form time.
+std::vector<Measurement> synthetic_rows(const CostModel& truth) {
+  std::vector<Measurement> rows;
+  for (std::size_t b = 4096; b <= (16u << 20); b *= 4)
+    rows.push_back({"sendrecv", "", 2, b, truth.alpha_s + static_cast<double>(b) * truth.beta()});
+  for (std::size_t b = 65536; b <= (64u << 20); b *= 4) {
+    Scenario s;
+    s.algorithm = "ring";
+    s.ranks = 2;
+    s.count = b / 4;
+    rows.push_back({"all_reduce", "ring", 2, b, predict(*closed_form(s), truth).total_s});
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("the fit recovers alpha, beta and gamma from times a known model made") {
+  CostModel truth;
+  truth.alpha_s = 17.3e-6;
+  truth.bandwidth_Bps = 2.71e9;
+  truth.gamma_s_per_byte = 0.23e-9;
+  const ModelFit fit = fit_cost_model(synthetic_rows(truth));
+  CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(1e-6).scale(0));
+  CHECK(fit.model.bandwidth_Bps == doctest::Approx(truth.bandwidth_Bps).epsilon(1e-6).scale(0));
+  CHECK(fit.model.gamma_s_per_byte ==
+        doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
+  CHECK(fit.sendrecv_rows == 7);
+  CHECK(fit.all_reduce_rows == 6);
+  CHECK(fit.sendrecv_rms < 1e-9);
+  CHECK(fit.all_reduce_rms < 1e-9);
+}
+
+TEST_CASE("the fit weighs sizes by relative error: noise at 64 MiB does not move alpha") {
+  CostModel truth;
+  truth.alpha_s = 10e-6;
+  truth.bandwidth_Bps = 2e9;
+  auto rows = synthetic_rows(truth);
+  for (auto& row : rows)
+    if (row.op == "sendrecv" && row.bytes == (16u << 20)) row.seconds *= 1.05;  // 5% slower
+  const ModelFit fit = fit_cost_model(rows);
+  // Plain least squares would let the 16 MiB row's 420 us of excess shift
+  // alpha by hundreds of microseconds; relative weighting keeps it close.
+  CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(0.05).scale(0));
+  CHECK_THROWS_WITH_AS(fit_cost_model({{"sendrecv", "", 2, 4096, 1e-5}}),
+                       doctest::Contains("at least two sizes"), std::invalid_argument);
+}
+
+TEST_CASE("a model file round-trips exactly; a bad one is refused naming the file") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "ringlab-test-cost-model.json").string();
+  CostModel model;
+  model.alpha_s = 1.0 / 3 * 1e-5;
+  model.bandwidth_Bps = 2.0e9 / 7;
+  model.gamma_s_per_byte = 1e-10 / 3;
+  save_cost_model(path, model, "a note");
+  const CostModel back = load_cost_model(path);
+  CHECK(back.alpha_s == model.alpha_s);
+  CHECK(back.bandwidth_Bps == model.bandwidth_Bps);
+  CHECK(back.gamma_s_per_byte == model.gamma_s_per_byte);
+  CHECK_FALSE(std::filesystem::exists(path + ".tmp" + std::to_string(::getpid())));
+  {
+    std::ofstream out(path);
+    out << R"({"format": "ringlab cost model", "version": 1, "alpha_s": 1e-6, "gamma_s_per_byte": 0})";
+  }
+  CHECK_THROWS_WITH_AS(load_cost_model(path), doctest::Contains("\"bandwidth_Bps\" is missing"),
+                       std::runtime_error);
+  {
+    std::ofstream out(path);
+    out << "{ not json";
+  }
+  CHECK_THROWS_WITH_AS(load_cost_model(path), doctest::Contains("is not JSON"), std::runtime_error);
+  {
+    std::ofstream out(path);
+    out << R"({"format": "something else"})";
+  }
+  CHECK_THROWS_WITH_AS(load_cost_model(path), doctest::Contains(path.c_str()), std::runtime_error);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("half duplex: a rank's sends and receives share its bandwidth, not its latency") {
+  CostModel m = model(kAlpha, kBandwidth, 0);
+  m.full_duplex = false;
+  // 2 ranks, recursive doubling: one exchange of n bytes each way.
+  const std::size_t count = 25000;
+  const double n = static_cast<double>(count * 4);
+  Scenario s;
+  s.algorithm = "recursive_doubling";
+  s.ranks = 2;
+  s.count = count;
+  const Forecast f = forecast(s, m);
+  CHECK(f.path == PredictionPath::MessageLevel);  // closed forms are full duplex
+  CHECK(f.why.find("full-duplex") != std::string::npos);
+  CHECK(f.prediction.total_s == doctest::Approx(kAlpha + 2 * n * kBeta).epsilon(1e-12).scale(0));
+  m.full_duplex = true;
+  CHECK(forecast(s, m).prediction.total_s ==
+        doctest::Approx(kAlpha + n * kBeta).epsilon(1e-12).scale(0));
+  // One way (a binomial broadcast on 2 ranks) costs the same either way.
+  s.collective = Collective::Broadcast;
+  s.algorithm = "binomial";
+  m.full_duplex = false;
+  CHECK(forecast(s, m).prediction.total_s ==
+        doctest::Approx(kAlpha + n * kBeta).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("the cache term: a run whose buffer fits moves at the cache's bandwidth") {
+  CostModel m = model(kAlpha, kBandwidth, kGamma);
+  m.cache_bytes = 64 << 10;
+  m.cache_bandwidth_Bps = 4 * kBandwidth;
+  CHECK(for_run(m, 4, 64 << 10).bandwidth_Bps == 4 * kBandwidth);
+  CHECK(for_run(m, 4, (64 << 10) + 1).bandwidth_Bps == kBandwidth);
+  // Ring all_reduce on 4 ranks: the textbook form at the run's beta.
+  Scenario s;
+  s.algorithm = "ring";
+  s.ranks = 4;
+  for (std::size_t count : {std::size_t{4096}, std::size_t{65536}}) {
+    s.count = count;
+    const double n = count * 4.0;
+    const double beta = n <= (64 << 10) ? kBeta / 4 : kBeta;
+    CHECK(forecast(s, m).prediction.total_s ==
+          doctest::Approx(6 * kAlpha + 1.5 * n * beta + 0.75 * n * kGamma).epsilon(1e-12).scale(0));
+  }
+}
+
+TEST_CASE("the cores term: in a step where more ranks than cores are busy, bytes take longer") {
+  CostModel m = model(kAlpha, kBandwidth, kGamma);
+  m.cores = 2;
+  // Ring all_reduce on 4 ranks: all 4 busy in every step, so beta and gamma
+  // count twice; alpha does not.
+  const std::size_t count = 4000;
+  const double n = count * 4.0;
+  Scenario s;
+  s.algorithm = "ring";
+  s.ranks = 4;
+  s.count = count;
+  const Forecast ring = forecast(s, m);
+  CHECK(ring.path == PredictionPath::MessageLevel);
+  CHECK(ring.prediction.total_s ==
+        doctest::Approx(6 * kAlpha + 1.5 * n * 2 * kBeta + 0.75 * n * 2 * kGamma)
+            .epsilon(1e-12)
+            .scale(0));
+  // Binomial broadcast from 0 on 4 ranks: step 1 has 2 busy ranks (0 -> 2),
+  // step 2 has 4 (0 -> 1, 2 -> 3): only step 2 slows down.
+  s.collective = Collective::Broadcast;
+  s.algorithm = "binomial";
+  CHECK(forecast(s, m).prediction.total_s ==
+        doctest::Approx((kAlpha + n * kBeta) + (kAlpha + 2 * n * kBeta)).epsilon(1e-12).scale(0));
+  // 2 ranks on 2 cores: as if there were no cores term, and a closed form answers.
+  s.collective = Collective::AllReduce;
+  s.algorithm = "ring";
+  s.ranks = 2;
+  const Forecast two = forecast(s, m);
+  CHECK(two.path == PredictionPath::ClosedForm);
+  CHECK(two.prediction.total_s ==
+        doctest::Approx(2 * kAlpha + n * kBeta + 0.5 * n * kGamma).epsilon(1e-12).scale(0));
+}
+
+TEST_CASE("the fit finds half duplex and a cache term where the times have them") {
+  CostModel truth;
+  truth.alpha_s = 9e-6;
+  truth.bandwidth_Bps = 3e9;
+  truth.full_duplex = false;
+  truth.cache_bytes = 512 << 10;
+  truth.cache_bandwidth_Bps = 8e9;
+  truth.gamma_s_per_byte = 0.3e-9;
+  std::vector<Measurement> rows;
+  for (std::size_t b = 4096; b <= (16u << 20); b *= 2) {
+    const CostModel run = for_run(truth, 2, b);
+    rows.push_back({"pingpong", "", 2, b, port_time(run, 1, b)});
+    rows.push_back({"sendrecv", "", 2, b, run.alpha_s + bytes_time(run, 2 * b)});
+  }
+  for (std::size_t b = 65536; b <= (64u << 20); b *= 4) {
+    Scenario s;
+    s.algorithm = "ring";
+    s.ranks = 2;
+    s.count = b / 4;
+    rows.push_back({"all_reduce", "ring", 2, b, forecast(s, truth).prediction.total_s});
+  }
+  const ModelFit fit = fit_cost_model(rows);
+  CHECK_FALSE(fit.model.full_duplex);
+  CHECK(fit.model.cache_bytes == truth.cache_bytes);
+  CHECK(fit.model.alpha_s == doctest::Approx(truth.alpha_s).epsilon(1e-6).scale(0));
+  CHECK(fit.model.bandwidth_Bps == doctest::Approx(truth.bandwidth_Bps).epsilon(1e-6).scale(0));
+  CHECK(fit.model.cache_bandwidth_Bps ==
+        doctest::Approx(truth.cache_bandwidth_Bps).epsilon(1e-6).scale(0));
+  CHECK(fit.model.gamma_s_per_byte ==
+        doctest::Approx(truth.gamma_s_per_byte).epsilon(1e-6).scale(0));
 }

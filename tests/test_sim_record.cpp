@@ -67,14 +67,16 @@ std::string fingerprint(const Run& run) {
     for (const auto& p : run.runs(m.payload)) out << ' ' << p.offset << '+' << p.count << '=' << run.set(p.set).to_string();
     out << '\n';
   }
-  for (const auto& w : run.writes) {
+  for (std::size_t index = 0; index < run.writes.size(); ++index) {
+    const Write& w = run.writes[index];
     out << "W" << w.step << ' ' << w.rank << ' ' << w.seq << ' ' << int(w.kind) << ' ' << w.dst.region << ':'
         << w.dst.offset << '+' << w.dst.count << ' ' << w.message;
     for (const auto& p : run.runs(w.after)) out << ' ' << p.offset << '+' << p.count << '=' << run.set(p.set).to_string();
     if (run.values_recorded) {
       const std::size_t bytes = w.dst.count * element_size(run.regions[static_cast<std::size_t>(w.dst.region)].dtype);
       out << " v";
-      for (std::size_t i = 0; i < bytes; ++i) out << ' ' << int(run.values[w.values_after + i]);
+      for (std::size_t i = 0; i < bytes; ++i)
+        out << ' ' << int(run.values[run.write_values[index].after + i]);
     }
     out << '\n';
   }

@@ -1,7 +1,14 @@
 // `ringlab sim OP --algo A --ranks P --bytes N [--topology T --alpha US
-//  --bandwidth GBPS --gamma NSPB] [--compare] [--bench] [--trace FILE]`
-// `ringlab sim parameter_server --servers S --workers W --keys K ...` and
-// `ringlab sim ddp --params N --bucket-mb B ...` (tools/sim_ddp_command.cpp).
+//  --bandwidth GBPS --gamma NSPB | --model FILE] [--compare] [--path P]
+//  [--bench] [--trace FILE]`
+// `ringlab sim parameter_server --servers S --workers W --keys K ...`,
+// `ringlab sim ddp --params N --bucket-mb B ...` (tools/sim_ddp_command.cpp)
+// and `ringlab sim --calibrate` (tools/sim_calibrate.cpp).
+//
+// Which path answers (simulator/forecast.hpp): the recorded run when steps
+// are shown (--steps, or a small case) or a trace is written; otherwise a
+// prediction: the closed form where the algorithm has one on the fully
+// connected topology, else the message-level path. --path picks one.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -13,11 +20,15 @@
 
 #include "bench/bench.hpp"
 #include "primitives/collectives.hpp"
+#include "simulator/closed_form.hpp"
 #include "simulator/cost.hpp"
+#include "simulator/forecast.hpp"
+#include "simulator/model_file.hpp"
 #include "simulator/param_server.hpp"
 #include "simulator/record.hpp"
 #include "simulator/trace.hpp"
 #include "tools/commands.hpp"
+#include "tools/sim_calibrate.hpp"
 #include "tools/sim_ddp.hpp"
 
 namespace ringlab::cli {
@@ -27,7 +38,7 @@ namespace {
 using namespace ringlab::sim;
 
 struct SimCommand {
-  std::string op = "all_reduce";
+  std::string op;  // required (but for --calibrate)
   std::string algorithm;
   int ranks = 4;
   std::string bytes;     // nccl-tests size; "" = --count
@@ -41,6 +52,13 @@ struct SimCommand {
   double gamma_ns = 0;
   int ranks_per_switch = 8;
   double uplink_GBps = 0;
+  std::string model_file;
+  // Which of --alpha, --bandwidth, --gamma were given (they override --model).
+  bool alpha_given = false, bandwidth_given = false, gamma_given = false;
+  std::string path = "auto";
+  bool show_empty = false;
+  bool calibrate = false;
+  CalibrateOptions calibration;
   bool compare = false;
   std::string sizes = "1K:256M";
   bool bench = false;
@@ -52,11 +70,13 @@ struct SimCommand {
   DdpSimOptions ddp;
 };
 
+// --model FILE's alpha, beta, gamma, or the flags' (a flag given wins).
 CostModel model_of(const SimCommand& c) {
   CostModel m;
-  m.alpha_s = c.alpha_us * 1e-6;
-  m.bandwidth_Bps = c.bandwidth_GBps * 1e9;
-  m.gamma_s_per_byte = c.gamma_ns * 1e-9;
+  if (!c.model_file.empty()) m = load_cost_model(c.model_file);
+  if (c.model_file.empty() || c.alpha_given) m.alpha_s = c.alpha_us * 1e-6;
+  if (c.model_file.empty() || c.bandwidth_given) m.bandwidth_Bps = c.bandwidth_GBps * 1e9;
+  if (c.model_file.empty() || c.gamma_given) m.gamma_s_per_byte = c.gamma_ns * 1e-9;
   m.topology = parse_topology(c.topology);
   m.ranks_per_switch = c.ranks_per_switch;
   m.uplink_bandwidth_Bps = c.uplink_GBps * 1e9;
@@ -81,9 +101,21 @@ std::string human_bytes(double b) {
 }
 
 std::string where(const Run& run, const Location& l) {
-  if (l.region < 0) return "(unnamed memory)";
+  if (l.region < 0) return l.count == 0 ? "(an empty token)" : "(unnamed memory)";
   const Region& r = run.regions[static_cast<std::size_t>(l.region)];
   return r.name + "[" + std::to_string(l.offset) + ":" + std::to_string(l.offset + l.count) + "]";
+}
+
+// A rate readable at any size: "5.374 GB/s", "0.267 MB/s".
+std::string rate(double GBps) {
+  char buf[32];
+  if (GBps >= 0.1 || GBps == 0)
+    std::snprintf(buf, sizeof buf, "%.3f GB/s", GBps);
+  else if (GBps >= 1e-4)
+    std::snprintf(buf, sizeof buf, "%.3f MB/s", GBps * 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3f KB/s", GBps * 1e6);
+  return buf;
 }
 
 std::string provenance_line(const Run& run, const Replay& replay, int region) {
@@ -117,14 +149,34 @@ void print_buffers(const Run& run, const Replay& replay, const std::vector<std::
   }
 }
 
-void print_steps(const Run& run) {
+// show_empty: also the messages that carry 0 bytes (an empty chunk of a
+// ring with fewer elements than ranks); a run whose every message is empty
+// (the barrier's tokens) shows them anyway.
+void print_steps(const Run& run, bool show_empty) {
+  bool any_data = false;
+  std::size_t empty = 0;
+  for (const Message& m : run.messages) {
+    any_data = any_data || m.bytes > 0;
+    empty += m.bytes == 0;
+  }
+  const bool hide = !show_empty && any_data && empty > 0;
+  if (hide)
+    std::printf(
+        "# %zu of %zu messages carry 0 bytes (empty chunks: fewer elements than ranks) "
+        "and are not shown; --show-empty shows them\n",
+        empty, run.messages.size());
   Replay replay(run);
   replay.seek(0);
   std::printf("before the first message (step 0):\n");
   print_buffers(run, replay);
   for (Step k = 1; k <= run.steps; ++k) {
     std::printf("\nstep %u:\n", k);
+    std::size_t hidden = 0;
     for (const Message& m : run.messages_in(k)) {
+      if (hide && m.bytes == 0) {
+        ++hidden;
+        continue;
+      }
       std::string carries = m.payload.count ? run.set(run.runs(m.payload)[0].set).to_string() : "-";
       if (m.payload.count > 1) carries += ", ...";
       std::printf("  rank %d -> rank %d: %s -> %s (%zu bytes, inputs %s)", m.src, m.dst,
@@ -134,32 +186,64 @@ void print_steps(const Run& run) {
                     where(run, run.writes[static_cast<std::size_t>(m.reduced_by_write)].dst).c_str());
       std::printf("\n");
     }
+    if (hidden > 0) std::printf("  (and %zu empty message%s)\n", hidden, hidden == 1 ? "" : "s");
     replay.seek(k);
     std::printf("after step %u:\n", k);
     print_buffers(run, replay);
   }
 }
 
-void print_prediction(const Run& run, const Prediction& p, const CostModel& m) {
+// What a prediction reports besides its steps' times.
+struct Totals {
+  Step steps = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t most_sent = 0;  // by one rank
+};
+
+Totals totals_of(const Run& run) {
+  Totals t{run.steps, run.messages.size(), 0};
+  for (auto b : run.bytes_sent) t.most_sent = std::max<std::uint64_t>(t.most_sent, b);
+  return t;
+}
+
+Totals totals_of(const Forecast& f) {
+  Totals t{f.steps, f.messages, 0};
+  for (auto b : f.bytes_sent) t.most_sent = std::max(t.most_sent, b);
+  return t;
+}
+
+std::string path_line(const Forecast& f) {
+  switch (f.path) {
+    case PredictionPath::ClosedForm:
+      return "the closed form (the algorithm's steps derived, no message simulated)";
+    case PredictionPath::MessageLevel:
+      return "the message-level path (the algorithm ran on data-free ranks: sizes and steps, "
+             "no bytes)" +
+             (f.why.empty() ? std::string() : "; " + f.why);
+    case PredictionPath::Recorded:
+      return "the recorded run (every message, buffer state and provenance)";
+    case PredictionPath::Auto:
+      break;
+  }
+  return "?";
+}
+
+void print_prediction(const Totals& totals, const Prediction& p, const CostModel& m) {
   std::printf("\nprediction: topology %s, alpha %.3g us, bandwidth %.3g GB/s, gamma %.3g ns/B\n",
               std::string(topology_name(m.topology)).c_str(), m.alpha_s * 1e6, m.bandwidth_Bps / 1e9,
               m.gamma_s_per_byte * 1e9);
-  if (run.steps <= 32) {
+  if (totals.steps <= 32) {
     std::printf("  %5s %12s %6s %12s  %s\n", "step", "time (us)", "msgs", "bytes", "bottleneck");
     for (const StepCost& s : p.steps)
       if (s.messages > 0 || s.seconds > 0)
         std::printf("  %5u %12.3f %6zu %12zu  %s\n", s.step, s.seconds * 1e6, s.messages, s.bytes,
                     s.bottleneck.c_str());
   }
-  std::size_t most_sent = 0, messages = 0;
-  for (std::size_t r = 0; r < run.bytes_sent.size(); ++r) {
-    most_sent = std::max(most_sent, run.bytes_sent[r]);
-    messages += run.messages_sent[r];
-  }
-  std::printf("  %u steps, %zu messages, at most %zu bytes sent by one rank\n", run.steps, messages,
-              most_sent);
-  std::printf("  total %.3f us; size %zu B; algbw %.3f GB/s; busbw %.3f GB/s\n", p.total_s * 1e6,
-              p.size_bytes, p.algbw_GBps, p.busbw_GBps);
+  std::printf("  %u steps, %llu messages, at most %llu bytes sent by one rank\n", totals.steps,
+              static_cast<unsigned long long>(totals.messages),
+              static_cast<unsigned long long>(totals.most_sent));
+  std::printf("  total %.3f us; size %zu B; algbw %s; busbw %s\n", p.total_s * 1e6, p.size_bytes,
+              rate(p.algbw_GBps).c_str(), rate(p.busbw_GBps).c_str());
 }
 
 Scenario scenario_of(const SimCommand& c, Collective collective, std::size_t count) {
@@ -179,24 +263,36 @@ void run_compare(const SimCommand& c, Collective collective, const CostModel& mo
   const auto [min_bytes, max_bytes] = bench::parse_size_range(c.sizes);
   const auto names = algorithm_names(collective);
   const DType dtype = parse_dtype(c.dtype);
-  std::printf("# ringlab sim --compare: %s on %d ranks, %s, topology %s, alpha %.3g us, "
-              "bandwidth %.3g GB/s, gamma %.3g ns/B\n",
-              std::string(collective_name(collective)).c_str(), c.ranks,
-              std::string(dtype_name(dtype)).c_str(), c.topology.c_str(), c.alpha_us,
-              c.bandwidth_GBps, c.gamma_ns);
+  const PredictionPath path = parse_path(c.path);
+  std::printf(
+      "# ringlab sim --compare: %s on %d ranks, %s, topology %s, alpha %.3g us, "
+      "bandwidth %.3g GB/s, gamma %.3g ns/B\n",
+      std::string(collective_name(collective)).c_str(), c.ranks,
+      std::string(dtype_name(dtype)).c_str(), std::string(topology_name(model.topology)).c_str(),
+      model.alpha_s * 1e6, model.bandwidth_Bps / 1e9, model.gamma_s_per_byte * 1e9);
   std::printf("# predicted time in us; * = fastest\n%10s", "size");
   for (const auto& n : names) std::printf(" %20s", n.c_str());
   std::printf("\n");
   std::string previous_best;
   std::vector<std::string> crossovers;
+  // Which path answered each algorithm, and what auto picked at each size.
+  std::vector<std::vector<std::string>> answered(names.size());
+  std::vector<std::string> auto_picks;
   for (std::size_t bytes = std::max<std::size_t>(min_bytes, element_size(dtype)); bytes <= max_bytes;
        bytes *= 4) {
     std::vector<double> times;
-    for (const auto& n : names) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
       Scenario s = scenario_of(c, collective, count_for(collective, bytes, dtype, c.ranks));
-      s.algorithm = n;
-      s.values = ValueMode::Off;
-      times.push_back(predict(simulate(s), model).total_s * 1e6);
+      s.algorithm = names[i];
+      const Forecast f = forecast(s, model, path);
+      times.push_back(f.prediction.total_s * 1e6);
+      const std::string how = f.path == PredictionPath::MessageLevel ? "message-level path"
+                              : f.path == PredictionPath::Recorded   ? "recorded run"
+                                                                     : std::string(path_name(f.path));
+      if (std::find(answered[i].begin(), answered[i].end(), how) == answered[i].end())
+        answered[i].push_back(how);
+      if (names[i] == "auto" && f.runs_as != "auto")
+        auto_picks.push_back(human_bytes(static_cast<double>(bytes)) + " " + f.runs_as);
     }
     const auto best = static_cast<std::size_t>(std::min_element(times.begin(), times.end()) - times.begin());
     std::printf("%10s", human_bytes(static_cast<double>(bytes)).c_str());
@@ -212,6 +308,18 @@ void run_compare(const SimCommand& c, Collective collective, const CostModel& mo
   for (const auto& line : crossovers) std::printf("# crossover %s\n", line.c_str());
   std::printf("# small messages are latency-bound (alpha x steps), large ones bandwidth-bound "
               "(bytes x beta on the busiest port or link)\n");
+  if (!auto_picks.empty()) {
+    std::string line;
+    for (const auto& pick : auto_picks) line += (line.empty() ? "" : ", ") + pick;
+    std::printf("# auto ran: %s\n", line.c_str());
+  }
+  std::string how;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::string paths;
+    for (const auto& p : answered[i]) paths += (paths.empty() ? "" : " and ") + p;
+    how += (how.empty() ? "" : ", ") + names[i] + " by the " + paths;
+  }
+  std::printf("# answered by: %s\n", how.c_str());
 }
 
 long peak_rss_kib() {
@@ -273,12 +381,56 @@ void run_parameter_server_command(SimCommand& c) {
               c.ps.keys, c.ps.workers, t.dense_all_reduce_bytes,
               t.total_bytes ? static_cast<double>(t.dense_all_reduce_bytes) / static_cast<double>(t.total_bytes) : 0.0);
   const Prediction p = predict(run, model);
-  print_prediction(run, p, model);
+  print_prediction(totals_of(run), p, model);
   write_trace_file(c, run, p, model);
   if (c.bench) std::printf("\nbench: recorded in %.3f s, peak RSS %ld MiB\n", seconds, peak_rss_kib() / 1024);
 }
 
+std::string operations_text() {
+  std::string ops;
+  for (const CollectiveInfo& row : collective_table()) ops += std::string(row.name) + ", ";
+  return ops + "parameter_server or ddp";
+}
+
+// The recorded run, shown step by step where asked (or small), with its prediction.
+void run_recorded(const SimCommand& c, const Scenario& s, const CostModel& model, bool show) {
+  const auto start = std::chrono::steady_clock::now();
+  const Run run = simulate(s);
+  const auto recorded = std::chrono::steady_clock::now();
+  const Prediction p = predict(run, model);
+  const auto predicted = std::chrono::steady_clock::now();
+  Forecast f;
+  f.path = PredictionPath::Recorded;
+  std::printf("# answered by %s\n", path_line(f).c_str());
+  if (show) {
+    if (!run.values_recorded) std::printf("# %s\n", run.values_note.c_str());
+    print_steps(run, c.show_empty);
+  }
+  print_prediction(totals_of(run), p, model);
+  write_trace_file(c, run, p, model);
+  if (c.bench) {
+    std::size_t runs = 0;
+    for (const auto& w : run.writes) runs += w.before.count + w.after.count;
+    const long rss = peak_rss_kib();
+    std::printf(
+        "\nbench: record %.3f s, prediction %.3f s, peak RSS %ld MiB (%.0f bytes per message); "
+        "%zu messages, %zu writes, %zu provenance runs, %zu rank sets\n",
+        std::chrono::duration<double>(recorded - start).count(),
+        std::chrono::duration<double>(predicted - recorded).count(), rss / 1024,
+        run.messages.empty()
+            ? 0.0
+            : static_cast<double>(rss) * 1024 / static_cast<double>(run.messages.size()),
+        run.messages.size(), run.writes.size(), run.prov_runs.size(), run.rank_sets.size());
+  }
+}
+
 void run_sim_command(SimCommand& c) {
+  if (c.calibrate) return run_calibration(c.calibration);
+  if (c.op.empty())
+    throw std::invalid_argument(
+        "ringlab sim: name the operation to simulate, e.g. `ringlab sim "
+        "all_reduce --ranks 4`; one of " +
+        operations_text());
   if (c.op == "parameter_server" || c.op == "ps") return run_parameter_server_command(c);
   if (c.op == "ddp") return run_sim_ddp(c.ddp, c.ranks, c.algorithm, model_of(c), c.compare);
   const Collective collective = parse_collective(c.op);
@@ -288,50 +440,67 @@ void run_sim_command(SimCommand& c) {
   const std::size_t count =
       c.bytes.empty() ? c.count : count_for(collective, bench::parse_size(c.bytes), dtype, c.ranks);
   Scenario s = scenario_of(c, collective, count);
-  if (c.bench) s.values = ValueMode::Off;  // what the benchmark measures: the record itself
+  const PredictionPath path = parse_path(c.path);
+  if (c.steps == 1 || !c.trace.empty()) {
+    const std::string what = c.steps == 1 ? "--steps" : "--trace";
+    if (path != PredictionPath::Auto && path != PredictionPath::Recorded)
+      throw std::invalid_argument(
+          what + " needs the recorded run: leave --path out or use --path recorded");
+    const int limit = max_ranks(PredictionPath::Recorded);
+    if (s.ranks > limit)
+      throw std::invalid_argument(what + " needs the recorded run, which takes up to " +
+                                  std::to_string(limit) + " ranks, not " + std::to_string(s.ranks) +
+                                  ": leave it out for a prediction");
+  }
 
-  const auto start = std::chrono::steady_clock::now();
-  const Run run = simulate(s);
-  const auto recorded = std::chrono::steady_clock::now();
-  const Prediction p = predict(run, model);
-  const auto predicted = std::chrono::steady_clock::now();
-
-  std::printf(
-      "# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes), op %s%s\n",
-      run.operation.c_str(), run.algorithm.c_str(), run.ranks, run.count,
-      std::string(dtype_name(run.dtype)).c_str(), run.count * element_size(run.dtype),
-      std::string(op_name(run.op)).c_str(),
-      collective_info(collective).rooted ? (", root " + std::to_string(run.root)).c_str() : "");
   const bool small =
-      run.ranks <= 16 && run.count * collective_info(collective).size_blocks(run.ranks) <= 64;
+      s.ranks <= 16 && s.count * collective_info(collective).size_blocks(s.ranks) <= 64;
   const bool show = c.steps == 1 || (c.steps == -1 && small);
-  if (show) {
-    if (!run.values_recorded) std::printf("# %s\n", run.values_note.c_str());
-    print_steps(run);
+  const bool record = path == PredictionPath::Recorded ||
+                      (path == PredictionPath::Auto && (show || !c.trace.empty()));
+  const std::string algorithm = check_scenario(s, record ? PredictionPath::Recorded : path);
+  const CollectiveInfo& row = collective_info(collective);
+  if (row.input == Shape::None)  // the barrier: no data, no op
+    std::printf("# ringlab sim: %s, algorithm %s, %d ranks (no data)\n",
+                std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks);
+  else
+    std::printf(
+        "# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes)%s%s\n",
+        std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks, s.count,
+        std::string(dtype_name(s.dtype)).c_str(), s.count * element_size(s.dtype),
+        row.reduces ? (", op " + std::string(op_name(s.op))).c_str() : "",
+        row.rooted ? (", root " + std::to_string(s.root)).c_str() : "");
+  if (record) {
+    if (c.bench) s.values = ValueMode::Off;  // what the benchmark measures: the record itself
+    return run_recorded(c, s, model, show);
   }
-  print_prediction(run, p, model);
-  write_trace_file(c, run, p, model);
-  if (c.bench) {
-    std::size_t runs = 0;
-    for (const auto& w : run.writes) runs += w.before.count + w.after.count;
-    std::printf("\nbench: record %.3f s, prediction %.3f s, peak RSS %ld MiB; %zu messages, %zu writes, "
-                "%zu provenance runs, %zu rank sets\n",
-                std::chrono::duration<double>(recorded - start).count(),
-                std::chrono::duration<double>(predicted - recorded).count(), peak_rss_kib() / 1024,
-                run.messages.size(), run.writes.size(), run.prov_runs.size(), run.rank_sets.size());
-  }
+  if (s.engine == Engine::Threads)
+    throw std::invalid_argument(
+        "--engine threads runs the recorded path: add --steps or --path recorded");
+  const auto start = std::chrono::steady_clock::now();
+  const Forecast f = forecast(s, model, path);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("# answered by %s\n", path_line(f).c_str());
+  if (f.runs_as != f.algorithm)
+    std::printf("# %s ran %s at this size\n", f.algorithm.c_str(), f.runs_as.c_str());
+  print_prediction(totals_of(f), f.prediction, model);
+  if (c.bench)
+    std::printf("\nbench: %s prediction %.3f s, peak RSS %ld MiB; %llu messages\n",
+                std::string(path_name(f.path)).c_str(), seconds, peak_rss_kib() / 1024,
+                static_cast<unsigned long long>(f.messages));
 }
 
 void add_sim_command(CLI::App& app) {
   auto cmd = std::make_shared<SimCommand>();
   CLI::App* sub = app.add_subcommand(
       "sim", "simulate a collective on virtual ranks: every message and buffer, a cost model");
-  std::string ops;
-  for (const CollectiveInfo& row : collective_table()) ops += std::string(row.name) + ", ";
-  sub->add_option("op", cmd->op,
-                  ops + "parameter_server, or ddp (how much all_reduce hides behind backward)");
+  sub->add_option("op", cmd->op, operations_text() + " (required, but for --calibrate)");
   sub->add_option("--algo,--algorithm", cmd->algorithm, "algorithm name (default: the op's)");
-  sub->add_option("--ranks,-n", cmd->ranks, "virtual ranks")->check(CLI::Range(1, 1024));
+  sub->add_option("--ranks,-n", cmd->ranks,
+                  "virtual ranks: up to 1024 recorded (--steps, --trace), 16384 message-level, "
+                  "65536 by a closed form")
+      ->check(whole_number(1, kMaxPredictionRanks, "a number of virtual ranks"));
   sub->add_option("--bytes", cmd->bytes,
                   "size as nccl-tests counts it (list ops: the whole buffer), e.g. 4M");
   sub->add_option("--count", cmd->count, "elements per rank instead of --bytes (default 4)");
@@ -339,22 +508,42 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--redop", cmd->redop, "sum, avg, prod, min, max, band, bor, bxor");
   sub->add_option("--root", cmd->root, "root of rooted ops");
   sub->add_option("--topology", cmd->topology, "fully_connected, ring or switch");
-  sub->add_option("--alpha", cmd->alpha_us, "latency per message, microseconds (default 5)");
-  sub->add_option("--bandwidth", cmd->bandwidth_GBps, "per link, GB/s (default 12.5)");
-  sub->add_option("--gamma", cmd->gamma_ns, "time per reduced byte, ns (default 0)");
+  sub->add_option_function<double>(
+      "--alpha", [cmd](double v) { cmd->alpha_us = v, cmd->alpha_given = true; },
+      "latency per message, microseconds (default 5)");
+  sub->add_option_function<double>(
+      "--bandwidth", [cmd](double v) { cmd->bandwidth_GBps = v, cmd->bandwidth_given = true; },
+      "per link, GB/s (default 12.5)");
+  sub->add_option_function<double>(
+      "--gamma", [cmd](double v) { cmd->gamma_ns = v, cmd->gamma_given = true; },
+      "time per reduced byte, ns (default 0)");
+  sub->add_option("--model", cmd->model_file,
+                  "alpha, bandwidth and gamma from a file that --calibrate wrote (flags given "
+                  "as well win)");
   sub->add_option("--ranks-per-switch", cmd->ranks_per_switch,
                   "switch topology: ranks under one uplink")
-      ->check(whole_number(1, 1024, "a number of ranks"));
+      ->check(whole_number(1, kMaxPredictionRanks, "a number of ranks"));
   sub->add_option("--uplink-bandwidth", cmd->uplink_GBps, "switch topology: uplink GB/s (default: --bandwidth)");
+  sub->add_option("--path", cmd->path,
+                  "how to predict: auto (default), recorded, messages (data-free ranks) or closed "
+                  "(closed form)")
+      ->check(CLI::IsMember({"auto", "recorded", "messages", "closed"}));
   sub->add_flag("--compare", cmd->compare, "every algorithm of the op side by side across --sizes");
   sub->add_option("--sizes", cmd->sizes, "--compare: MIN:MAX bytes, x4 apart (default 1K:256M)");
-  sub->add_flag("--bench", cmd->bench, "time the recording and report peak memory");
+  sub->add_flag("--bench", cmd->bench, "time the simulation and report peak memory");
   sub->add_option("--trace", cmd->trace, "write a Chrome trace JSON (Perfetto, chrome://tracing)");
   sub->add_option("--trace-limit", cmd->trace_limit, "events in the trace before aggregating");
   sub->add_option("--engine", cmd->engine, "fibers (default) or threads")
       ->check(CLI::IsMember({"fibers", "threads"}));
   sub->add_flag_callback("--steps", [cmd] { cmd->steps = 1; }, "print every step (default: small cases only)");
   sub->add_flag_callback("--no-steps", [cmd] { cmd->steps = 0; }, "print the prediction only");
+  sub->add_flag("--show-empty", cmd->show_empty,
+                "with the steps, also the messages that carry 0 bytes (empty chunks)");
+  sub->add_flag("--calibrate", cmd->calibrate,
+                "measure this machine over TCP, fit alpha, beta and gamma, save them (--save) and "
+                "compare predictions with measurements");
+  sub->add_option("--save", cmd->calibration.save,
+                  "--calibrate: where to write the model (default cost-model.json)");
   sub->add_option("--servers", cmd->ps.servers, "parameter_server: servers");
   sub->add_option("--workers", cmd->ps.workers, "parameter_server: workers");
   sub->add_option("--keys", cmd->ps.keys, "parameter_server: length of the parameter vector");

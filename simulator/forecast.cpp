@@ -1,0 +1,126 @@
+#include "simulator/forecast.hpp"
+
+#include <stdexcept>
+
+#include "simulator/closed_form.hpp"
+#include "simulator/rank_program.hpp"
+#include "simulator/traffic.hpp"
+
+namespace ringlab::sim {
+
+std::string_view path_name(PredictionPath path) {
+  switch (path) {
+    case PredictionPath::Auto:
+      return "auto";
+    case PredictionPath::Recorded:
+      return "recorded";
+    case PredictionPath::MessageLevel:
+      return "message-level";
+    case PredictionPath::ClosedForm:
+      return "closed form";
+  }
+  return "?";
+}
+
+PredictionPath parse_path(std::string_view name) {
+  if (name == "auto") return PredictionPath::Auto;
+  if (name == "recorded" || name == "record") return PredictionPath::Recorded;
+  if (name == "messages" || name == "message-level") return PredictionPath::MessageLevel;
+  if (name == "closed" || name == "closed-form") return PredictionPath::ClosedForm;
+  throw std::invalid_argument("unknown prediction path '" + std::string(name) +
+                              "': use auto, recorded, messages or closed");
+}
+
+int max_ranks(PredictionPath path) {
+  switch (path) {
+    case PredictionPath::Recorded:
+      return 1024;
+    case PredictionPath::MessageLevel:
+      return kMaxTrafficRanks;
+    case PredictionPath::Auto:
+    case PredictionPath::ClosedForm:
+      return kMaxPredictionRanks;
+  }
+  return 1024;
+}
+
+std::string check_scenario(const Scenario& scenario, PredictionPath path) {
+  const std::string what = path == PredictionPath::Recorded ? "the recorded simulator"
+                           : path == PredictionPath::MessageLevel
+                               ? "the message-level prediction path"
+                               : "prediction";
+  return detail::validate(scenario, max_ranks(path), what);
+}
+
+namespace {
+
+template <typename Sizes>
+std::vector<std::uint64_t> widen(const Sizes& v) {
+  return {v.begin(), v.end()};
+}
+
+Forecast from_traffic(const Scenario& s, const CostModel& model) {
+  const Traffic traffic = simulate_traffic(s);
+  Forecast f;
+  f.path = PredictionPath::MessageLevel;
+  f.algorithm = f.runs_as = traffic.algorithm;
+  f.steps = traffic.steps;
+  f.messages = traffic.messages.size();
+  f.bytes_sent = traffic.bytes_sent;
+  f.prediction = predict(traffic, model);
+  return f;
+}
+
+}  // namespace
+
+Forecast forecast(const Scenario& scenario, const CostModel& model, PredictionPath path) {
+  Scenario s = scenario;
+  s.values = ValueMode::Off;
+  if (path == PredictionPath::Recorded) {
+    const Run run = simulate(s);
+    Forecast f;
+    f.path = path;
+    f.algorithm = f.runs_as = run.algorithm;
+    f.steps = run.steps;
+    f.messages = run.messages.size();
+    f.bytes_sent = widen(run.bytes_sent);
+    f.prediction = predict(run, model);
+    return f;
+  }
+  if (path == PredictionPath::MessageLevel) return from_traffic(s, model);
+
+  std::string why;
+  if (model.topology != Topology::FullyConnected) {
+    why = "closed forms are for the fully connected topology, not " +
+          std::string(topology_name(model.topology));
+  } else if (!model.full_duplex) {
+    why =
+        "closed forms price full-duplex ports, and this model's ranks share their bandwidth "
+        "between sending and receiving";
+  } else if (model.cores > 0 && s.ranks > model.cores) {
+    why = "more ranks than the model's " + std::to_string(model.cores) +
+          " cores: the cores term counts the ranks busy in each step, which closed forms do not";
+  } else if (auto schedule = closed_form(s, &why)) {
+    Forecast f;
+    f.path = PredictionPath::ClosedForm;
+    f.algorithm = schedule->algorithm;
+    f.runs_as = schedule->runs_as;
+    f.steps = schedule->steps;
+    f.messages = schedule->messages;
+    f.bytes_sent = schedule->bytes_sent;
+    f.prediction = predict(*schedule, model);
+    return f;
+  }
+  if (path == PredictionPath::ClosedForm)
+    throw std::invalid_argument(why + " (the message-level path answers up to " +
+                                std::to_string(kMaxTrafficRanks) + " ranks: --path messages)");
+  if (s.ranks > kMaxTrafficRanks)
+    throw std::invalid_argument(why + "; the message-level path runs up to " +
+                                std::to_string(kMaxTrafficRanks) + " ranks, not " +
+                                std::to_string(s.ranks));
+  Forecast f = from_traffic(s, model);
+  f.why = why;
+  return f;
+}
+
+}  // namespace ringlab::sim

@@ -1,0 +1,280 @@
+// `ringlab sim --calibrate` (sim_calibrate.hpp).
+//
+// The tcp backend starts every world's ranks as copies of this very command
+// (backends/tcp.cpp), and only the copies measure: rank 0 of each world
+// writes its rows to a file in a directory this process made and names in
+// RINGLAB_CALIBRATION_DIR, which the copies inherit. After the two worlds
+// (2 ranks: sendrecv and every all_reduce algorithm; 4 ranks: every
+// all_reduce algorithm), this process reads the rows, fits, saves and
+// prints.
+#include "tools/sim_calibrate.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/backends.hpp"
+#include "bench/bench.hpp"
+#include "ops/tensor.hpp"
+#include "primitives/algorithms.hpp"
+#include "simulator/model_file.hpp"
+
+namespace ringlab::cli {
+
+namespace {
+
+using sim::Measurement;
+
+constexpr const char* kDirVariable = "RINGLAB_CALIBRATION_DIR";
+constexpr int kRepeats = 5;
+
+// Sizes x4 apart: 4 KiB .. 64 MiB.
+std::vector<std::size_t> sizes(std::size_t from, std::size_t to) {
+  std::vector<std::size_t> out;
+  for (std::size_t b = from; b <= to; b *= 4) out.push_back(b);
+  return out;
+}
+
+// Fewer timed calls for larger sizes: every size takes a comparable time.
+bench::BenchOptions options_for(const std::string& op, const std::string& algorithm,
+                                std::size_t bytes) {
+  bench::BenchOptions o;
+  o.op = op;
+  o.algorithm = algorithm;
+  o.min_bytes = o.max_bytes = bytes;
+  o.warmup = bytes >= (16u << 20) ? 1 : 2;
+  o.iters = bytes >= (16u << 20) ? 2 : bytes >= (1u << 20) ? 5 : 20;
+  return o;
+}
+
+// The median of a few runs: on a machine shared with other work one lucky
+// or unlucky run should not decide a row (docs/cost-model.md).
+double median(std::vector<double> runs) {
+  std::sort(runs.begin(), runs.end());
+  const std::size_t n = runs.size();
+  return n % 2 ? runs[n / 2] : (runs[n / 2 - 1] + runs[n / 2]) / 2;
+}
+
+// Ping-pong on ranks 0 and 1: rank 0 sends b bytes, rank 1 sends them
+// back; half a round trip is one message's time one way, its latency
+// included (the median of kRepeats runs of `iters` round trips).
+double ping_pong(ProcessGroup& pg, std::size_t bytes) {
+  Tensor t(DType::Float32, {static_cast<std::int64_t>(bytes / 4)});
+  const int iters = bytes >= (4u << 20) ? 3 : bytes >= (256u << 10) ? 10 : 50;
+  auto round = [&] {
+    if (pg.rank() == 0) {
+      pg.send(t, 1);
+      pg.recv(t, 1);
+    } else if (pg.rank() == 1) {
+      pg.recv(t, 0);
+      pg.send(t, 0);
+    }
+  };
+  round();  // warm
+  std::vector<double> runs;
+  for (int repeat = 0; repeat < kRepeats; ++repeat) {
+    pg.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) round();
+    runs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                   iters / 2);
+  }
+  return median(runs);
+}
+
+// One world: what its rank 0 writes, one row per line: op algorithm ranks bytes seconds.
+void measure_world(int ranks, const std::string& file, bool point_to_point) {
+  ProcessGroupOptions group;
+  group.check_arguments = false;  // time the collective, not the argument exchange
+  backends::run_ranks(
+      "tcp", ranks,
+      [&](ProcessGroup& pg) {
+        std::ostringstream rows;
+        auto record = [&](const std::string& op, const std::string& algorithm, std::size_t bytes) {
+          std::vector<double> runs;
+          std::size_t reported = bytes;
+          for (int repeat = 0; repeat < kRepeats; ++repeat)
+            for (const bench::Row& row : bench::run(pg, options_for(op, algorithm, bytes), false)) {
+              runs.push_back(row.time_us * 1e-6);
+              reported = row.bytes;
+            }
+          rows << op << ' ' << (algorithm.empty() ? "-" : algorithm) << ' ' << pg.size() << ' '
+               << reported << ' ' << median(runs) << '\n';
+        };
+        // Connections and caches warm before the first timed row.
+        bench::run(pg, options_for("all_reduce", "ring", 1u << 20), false);
+        if (point_to_point)
+          for (std::size_t b = 4u << 10; b <= (16u << 20); b *= 2) {
+            record("sendrecv", "", b);
+            rows << "pingpong - 2 " << b << ' ' << ping_pong(pg, b) << '\n';
+          }
+        for (const std::string& algorithm : algorithm_names(Collective::AllReduce))
+          for (std::size_t b : sizes(4u << 10, 64u << 20)) record("all_reduce", algorithm, b);
+        if (pg.rank() == 0) {
+          std::ofstream out(file);
+          out << rows.str();
+          if (!out) throw std::runtime_error("cannot write the measurements to " + file);
+        }
+      },
+      group);
+}
+
+std::vector<Measurement> read_rows(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("the benchmark left no measurements in " + file);
+  std::vector<Measurement> rows;
+  Measurement m;
+  while (in >> m.op >> m.algorithm >> m.ranks >> m.bytes >> m.seconds) {
+    if (m.algorithm == "-") m.algorithm.clear();
+    rows.push_back(m);
+  }
+  return rows;
+}
+
+std::string size_text(std::size_t b) {
+  if (b >= (1u << 20)) return std::to_string(b >> 20) + "M";
+  return std::to_string(b >> 10) + "K";
+}
+
+}  // namespace
+
+void run_calibration(const CalibrateOptions& options) {
+  // The directory: made here, inherited by the ranks' copies.
+  std::string dir;
+  if (const char* given = std::getenv(kDirVariable)) {
+    dir = given;
+  } else {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "ringlab-calibrate-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary directory");
+    dir = pattern;
+    setenv(kDirVariable, dir.c_str(), 1);
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  double load = -1;
+  if (std::ifstream loadavg("/proc/loadavg"); loadavg) loadavg >> load;
+  std::printf(
+      "# ringlab sim --calibrate: tcp backend on this machine (%u cores, load average %.2f)\n",
+      cores, load);
+  std::printf(
+      "# measuring 2 ranks: sendrecv and ping-pong 4K..16M, every all_reduce "
+      "algorithm 4K..64M (the median of %d runs each) ...\n",
+      kRepeats);
+  std::fflush(stdout);
+  measure_world(2, dir + "/world2.txt", true);
+  std::printf("# measuring 4 ranks: every all_reduce algorithm 4K..64M ...\n");
+  std::fflush(stdout);
+  measure_world(4, dir + "/world4.txt", false);
+
+  std::vector<Measurement> rows = read_rows(dir + "/world2.txt");
+  const std::vector<Measurement> four = read_rows(dir + "/world4.txt");
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  unsetenv(kDirVariable);
+
+  // Fitted on 2 ranks: sendrecv and ping-pong for alpha and beta (and the
+  // shape), every all_reduce algorithm from 64K for gamma (below that the
+  // reductions are lost in the latencies; one algorithm alone would let its
+  // own noise decide).
+  std::vector<Measurement> fitted;
+  for (const Measurement& m : rows)
+    if (m.op != "all_reduce" || m.bytes >= (64u << 10)) fitted.push_back(m);
+  const sim::ModelFit fit = sim::fit_cost_model(fitted);
+  sim::CostModel model = fit.model;
+  model.cores = static_cast<int>(cores);
+  std::printf("\nfitted (weighted least squares, relative error; simulator/model_file.hpp):\n");
+  std::printf("  alpha %.3f us, bandwidth %.3f GB/s (beta %.4f ns/B), gamma %.4f ns/B\n",
+              model.alpha_s * 1e6, model.bandwidth_Bps / 1e9, model.beta() * 1e9,
+              model.gamma_s_per_byte * 1e9);
+  std::printf("  %s", model.full_duplex ? "full duplex"
+                                        : "half duplex: a rank's sends and receives share its "
+                                          "bandwidth (a sendrecv costs twice a one-way send)");
+  if (model.cache_bytes > 0)
+    std::printf("; buffers up to %s at %.3f GB/s (in cache)", size_text(model.cache_bytes).c_str(),
+                model.cache_bandwidth_Bps / 1e9);
+  std::printf("; %d cores (more ranks share them)", model.cores);
+  std::printf(
+      "\n  from %zu point-to-point rows (rms error %.1f%%) and %zu all_reduce rows >= 64K "
+      "(rms error %.1f%%), 2 ranks\n",
+      fit.sendrecv_rows, 100 * fit.sendrecv_rms, fit.all_reduce_rows, 100 * fit.all_reduce_rms);
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "ringlab sim --calibrate: tcp backend, 2 ranks, %u cores, load average %.2f", cores,
+                load);
+  sim::save_cost_model(options.save, model, note);
+  std::printf("  saved to %s (use it: ringlab sim all_reduce --model %s ...)\n",
+              options.save.c_str(), options.save.c_str());
+
+  std::printf(
+      "\npoint to point, 2 ranks, us (sendrecv: b bytes each way at once; ping-pong: "
+      "half a round trip of b bytes)\n%10s %22s %22s\n",
+      "bytes", "sendrecv", "ping-pong");
+  for (const Measurement& m : rows) {
+    if (m.op != "sendrecv") continue;
+    auto one_way = std::find_if(rows.begin(), rows.end(), [&](const Measurement& o) {
+      return o.op == "pingpong" && o.bytes == m.bytes;
+    });
+    auto cell = [&](const Measurement& row) {
+      const double predicted = sim::predicted_seconds(row, model);
+      char text[64];
+      std::snprintf(text, sizeof text, "%.1f/%.1f=%.2f", predicted * 1e6, row.seconds * 1e6,
+                    predicted / row.seconds);
+      return std::string(text);
+    };
+    std::printf("%10s %22s %22s\n", size_text(m.bytes).c_str(), cell(m).c_str(),
+                one_way == rows.end() ? "-" : cell(*one_way).c_str());
+  }
+  rows.insert(rows.end(), four.begin(), four.end());
+  std::printf(
+      "\npredicted (fitted model) and measured all_reduce time, us; ratio = "
+      "predicted / measured\n");
+  std::size_t outside = 0, judged = 0;
+  for (int ranks : {2, 4}) {
+    std::printf("\n%d ranks%s\n%-19s", ranks,
+                ranks > static_cast<int>(cores) ? " (more ranks than cores: oversubscribed)" : "",
+                "algorithm");
+    for (std::size_t b : sizes(4u << 10, 64u << 20)) std::printf(" %22s", size_text(b).c_str());
+    std::printf("\n");
+    for (const std::string& algorithm : algorithm_names(Collective::AllReduce)) {
+      std::printf("%-19s", algorithm.c_str());
+      for (std::size_t b : sizes(4u << 10, 64u << 20)) {
+        auto it = std::find_if(rows.begin(), rows.end(), [&](const Measurement& m) {
+          return m.op == "all_reduce" && m.algorithm == algorithm && m.ranks == ranks &&
+                 m.bytes == b;
+        });
+        if (it == rows.end()) {
+          std::printf(" %22s", "-");
+          continue;
+        }
+        const double predicted = sim::predicted_seconds(*it, model);
+        const double ratio = predicted / it->seconds;
+        const bool goal = ranks == 2 && b >= (64u << 10);
+        const bool off = std::abs(ratio - 1) > 0.3;
+        judged += goal;
+        outside += goal && off;
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%.0f/%.0f=%.2f%s", predicted * 1e6, it->seconds * 1e6,
+                      ratio, goal && off ? "!" : "");
+        std::printf(" %22s", cell);
+      }
+      std::printf("\n");
+    }
+  }
+  std::printf(
+      "\n# cells: predicted/measured=ratio; ! = outside +-30%% where the goal holds "
+      "(2 ranks, >= 64K): %zu of %zu\n",
+      outside, judged);
+}
+
+}  // namespace ringlab::cli
