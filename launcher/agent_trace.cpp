@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "launcher/line_stream.hpp"
+#include "ops/atomic_file.hpp"
 
 namespace ringlab::launch {
 
@@ -83,18 +84,7 @@ void AgentTrace::write_file(const std::string& path, const std::vector<std::stri
   }
   const std::string text =
       nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error("cannot write the trace " + temporary + ": " + std::strerror(errno));
-  write_all(fd, text);
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    throw std::runtime_error("cannot write the trace " + path + ": " + reason);
-  }
+  write_file_atomically(path, "the trace", text);
 }
 
 }  // namespace ringlab::launch

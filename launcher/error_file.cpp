@@ -1,6 +1,5 @@
 #include "launcher/error_file.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "launcher/line_stream.hpp"
+#include "ops/atomic_file.hpp"
 
 namespace ringlab::launch {
 
@@ -34,19 +33,7 @@ void write_error_file(const std::string& path, const std::string& message) {
                            .count();
   const nlohmann::json data = {
       {"message", {{"message", message}, {"extraInfo", {{"timestamp", std::to_string(seconds)}}}}}};
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw std::runtime_error("cannot write the error file " + temporary + ": " +
-                             std::strerror(errno));
-  write_all(fd, data.dump() + "\n");
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || ::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temporary.c_str());
-    throw std::runtime_error("cannot write the error file " + path + ": " + reason);
-  }
+  write_file_atomically(path, "the error file", data.dump() + "\n");
 }
 
 bool record_error(const std::string& message) noexcept {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "primitives/collectives.hpp"
-#include "simulator/atomic_file.hpp"
+#include "ops/atomic_file.hpp"
 #include "simulator/closed_form.hpp"
 #include "simulator/forecast.hpp"
 

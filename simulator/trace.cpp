@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "simulator/atomic_file.hpp"
+#include "ops/atomic_file.hpp"
 
 namespace ringlab::sim {
 

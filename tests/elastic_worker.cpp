@@ -18,7 +18,6 @@
 // file (TORCHELASTIC_ERROR_FILE), then exit status 3 0.2 s later (its peers
 // notice only then). --fail-once FILE does the same and removes FILE, so that
 // it fails once. Any other error: "rank R: <what>" and exit status 1.
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,6 +31,7 @@
 
 #include "backends/backends.hpp"
 #include "launcher/error_file.hpp"
+#include "ops/atomic_file.hpp"
 
 namespace {
 
@@ -80,15 +80,7 @@ long long read_counter(const std::string& path) {
 }
 
 void write_counter(const std::string& path, long long steps) {
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot write " + temporary);
-  const std::string text = std::to_string(steps) + "\n";
-  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-                  ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(temporary.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot write " + path);
+  ringlab::write_file_atomically(path, "the step counter", std::to_string(steps) + "\n");
 }
 
 std::string variable(const char* name) {

@@ -3,7 +3,7 @@
 #
 # The layers, bottom to top (README's folder table says why each exists):
 #
-#   ops                  dtype, reduce ops, Tensor
+#   ops                  dtype, reduce ops, Tensor, atomic file writes
 #   transport            the Transport interface, inproc, the scratch pool
 #     transport/tcp      Boost.Asio transport, store, rendezvous
 #     transport/nccl     GPU transport; may use transport/tcp's store

@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "ops/atomic_file.hpp"
+
 namespace ringlab::training {
 
 namespace {
@@ -52,51 +54,6 @@ Json optimizer_json(const OptimizerState& state) {
 }
 
 std::string system_error(const std::string& what) { return what + ": " + std::strerror(errno); }
-
-// The temporary file is removed unless the rename happened.
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string temp = (folder / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0)
-    throw CheckpointError(system_error("cannot save checkpoint '" + path +
-                                       "': cannot create a temporary file in '" + folder.string() +
-                                       "'"));
-  const auto fail = [&](const std::string& what) {
-    const std::string message = system_error("cannot save checkpoint '" + path + "': " + what);
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw CheckpointError(message);
-  };
-  ::fchmod(fd, 0644);
-  for (std::size_t written = 0; written < contents.size();) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("writing '" + temp + "' failed");
-    written += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) fail("fsync of '" + temp + "' failed");
-  if (::close(fd) != 0) {
-    const std::string message =
-        system_error("cannot save checkpoint '" + path + "': closing '" + temp + "' failed");
-    ::unlink(temp.c_str());
-    throw CheckpointError(message);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string message = system_error("cannot save checkpoint '" + path + "': renaming '" +
-                                             temp + "' over it failed");
-    ::unlink(temp.c_str());
-    throw CheckpointError(message);
-  }
-  // The rename itself must reach the disk too.
-  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-}
 
 // ---- reading ---------------------------------------------------------------------
 
@@ -199,7 +156,11 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
   }
   file["model"] = std::move(model);
   if (checkpoint.optimizer) file["optimizer"] = optimizer_json(*checkpoint.optimizer);
-  write_file_atomically(path, file.dump() + "\n");
+  try {
+    write_file_atomically(path, "checkpoint", file.dump() + "\n");
+  } catch (const std::runtime_error& e) {
+    throw CheckpointError(e.what());
+  }
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
