@@ -31,15 +31,10 @@ Elem to_elem(std::uint64_t v) {
 // bucket, so the sort does not chase items around memory.
 template <typename T, typename Key>
 std::vector<std::uint32_t> places(const std::vector<T>& items, Step last, Key key) {
-  std::vector<std::size_t> begin(static_cast<std::size_t>(last) + 2, 0);
-  for (const T& item : items) ++begin[item.step + 1];
-  std::partial_sum(begin.begin(), begin.end(), begin.begin());
-  std::vector<std::uint32_t> order(items.size());
-  {
-    std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
-    for (std::size_t i = 0; i < items.size(); ++i)
-      order[next[items[i].step]++] = static_cast<std::uint32_t>(i);
-  }
+  std::vector<std::size_t> begin;
+  std::vector<std::uint32_t> where = detail::places_by_step(items, last, begin);
+  std::vector<std::uint32_t> order(items.size());  // position -> item
+  for (std::size_t i = 0; i < items.size(); ++i) order[where[i]] = static_cast<std::uint32_t>(i);
   std::vector<std::pair<std::uint64_t, std::uint32_t>> bucket;
   for (std::size_t k = 0; k + 1 < begin.size(); ++k) {
     bucket.clear();
@@ -48,7 +43,6 @@ std::vector<std::uint32_t> places(const std::vector<T>& items, Step last, Key ke
     std::sort(bucket.begin(), bucket.end());
     for (std::size_t i = 0; i < bucket.size(); ++i) order[begin[k] + i] = bucket[i].second;
   }
-  std::vector<std::uint32_t> where(items.size());
   for (std::size_t i = 0; i < order.size(); ++i) where[order[i]] = static_cast<std::uint32_t>(i);
   return where;
 }

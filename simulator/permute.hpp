@@ -4,7 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -48,6 +50,23 @@ void permute_in_place(std::vector<T>& items, std::vector<std::uint32_t>& to) {
       std::swap(to[i], to[j]);
     }
   }
+}
+
+// A stable counting sort by step (items have a `step` from 0 to last):
+// returns each item's position in step order, send order kept within a step,
+// and sets begin[s] to the first position of step s (last + 2 entries, the
+// final one the item count).
+template <typename T, typename Step>
+std::vector<std::uint32_t> places_by_step(const std::vector<T>& items, Step last,
+                                          std::vector<std::size_t>& begin) {
+  begin.assign(static_cast<std::size_t>(last) + 2, 0);
+  for (const T& item : items) ++begin[item.step + 1];
+  std::partial_sum(begin.begin(), begin.end(), begin.begin());
+  std::vector<std::uint32_t> place(items.size());
+  std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    place[i] = static_cast<std::uint32_t>(next[items[i].step]++);
+  return place;
 }
 
 }  // namespace ringlab::sim::detail

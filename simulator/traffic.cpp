@@ -117,16 +117,8 @@ class TrafficLog {
     if (!most_reduced_.empty()) last = std::max(last, static_cast<Step>(most_reduced_.size() - 1));
     traffic.steps = last;
     most_reduced_.resize(static_cast<std::size_t>(last) + 1, 0);
-    // Counting sort by step, stable (send order within a step).
-    std::vector<std::size_t> begin(static_cast<std::size_t>(last) + 2, 0);
-    for (const TrafficMessage& m : messages_) ++begin[m.step + 1];
-    std::partial_sum(begin.begin(), begin.end(), begin.begin());
-    std::vector<std::uint32_t> place(messages_.size());
-    {
-      std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
-      for (std::size_t i = 0; i < messages_.size(); ++i)
-        place[i] = static_cast<std::uint32_t>(next[messages_[i].step]++);
-    }
+    std::vector<std::size_t> begin;
+    std::vector<std::uint32_t> place = detail::places_by_step(messages_, last, begin);
     detail::permute_in_place(messages_, place);
     traffic.messages = std::move(messages_);
     traffic.message_begin = std::move(begin);
