@@ -39,7 +39,7 @@ if ((sanitize)); then
   # this build small.
   targets=(test_tcp test_store_limits tcp_store_host test_job_token test_launch test_launch_blame
            test_launch_rendezvous test_transport_inproc test_transport_tcp)
-  tests='^(test_tcp_[a-z]+|test_store_limits|test_job_token|test_launch|test_launch_blame'
+  tests='^(test_tcp_(framing|environment|store|transport|collectives|faults|rendezvous|engine|blame)|test_store_limits|test_job_token|test_launch|test_launch_blame'
   tests+='|test_launch_rendezvous|test_transport_inproc|test_transport_tcp)$'
   cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGLAB_SANITIZE=ON \
     >/dev/null
