@@ -64,8 +64,8 @@ std::string_view as_text(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-// Hello, the store's challenge, the proof; false if the store did not play
-// its part (a finding: abort).
+// Hello, the store's challenge, the proof; a store that does not play its
+// part is a finding (abort).
 void greet(fuzz::Loopback& connection) {
   const Nonce nonce = fresh_nonce();
   connection.send(request(StoreOp::Hello, {as_text(nonce)}));

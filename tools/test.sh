@@ -7,9 +7,11 @@
 #   tools/test.sh --sanitize    only the sanitizer run
 #   tools/test.sh --fuzz [S]    only the fuzz run, S seconds per target (default 15)
 #   --no-sanitize, --no-fuzz    leave that part out of the full run
+#   tools/test.sh --tsan        only a ThreadSanitizer run of the inproc and TCP
+#                               transports (./build-tsan; not part of the full run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-suite=1 sanitize=1 fuzz=1 fuzz_seconds=15
+suite=1 sanitize=1 fuzz=1 tsan=0 fuzz_seconds=15
 while (($#)); do
   case $1 in
     --sanitize) suite=0 fuzz=0 ;;
@@ -17,6 +19,7 @@ while (($#)); do
       suite=0 sanitize=0
       if [[ ${2:-} =~ ^[0-9]+$ ]]; then fuzz_seconds=$2; shift; fi
       ;;
+    --tsan) suite=0 sanitize=0 fuzz=0 tsan=1 ;;
     --no-sanitize) sanitize=0 ;;
     --no-fuzz) fuzz=0 ;;
     *) echo "tools/test.sh: unknown option '$1' (see the top of tools/test.sh)" >&2; exit 2 ;;
@@ -54,4 +57,17 @@ fi
 if ((fuzz)); then
   bash tools/deps.sh
   bash tools/fuzz.sh "$fuzz_seconds"
+fi
+
+if ((tsan)); then
+  bash tools/deps.sh
+  # -Wno-tsan: g++ 12 warns that TSan does not model atomic_thread_fence
+  # (libstdc++'s shared_ptr uses it); ringlab's own code does not.
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS="-fsanitize=thread -Wno-tsan" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+    >/dev/null
+  cmake --build build-tsan -j"$(nproc)" --target test_inproc test_transport_inproc test_transport_tcp
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 \
+    ctest -R '^(test_inproc|test_transport_inproc|test_transport_tcp)$' --output-on-failure \
+    -j"$(nproc)" --timeout 900)
 fi
