@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +29,8 @@ class Loopback {
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<std::uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    if (fd_ < 0 ||
+        !connected(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address))) {
       std::perror("fuzz: cannot connect to the server under test");
       std::abort();
     }
@@ -43,6 +45,7 @@ class Loopback {
   bool send(std::span<const std::byte> bytes) {
     while (!bytes.empty()) {
       const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return false;
       bytes = bytes.subspan(static_cast<std::size_t>(n));
     }
@@ -75,18 +78,50 @@ class Loopback {
                      static_cast<long long>(timeout.count()));
         std::abort();
       }
-      if (read_some(sink, sizeof sink, left) <= 0) return;
+      const ssize_t n = read_some(sink, sizeof sink, left);
+      if (n == 0 || n == -1) return;  // closed, or reset: the server let go
     }
   }
 
  private:
-  // -1 on timeout or error, 0 at end of stream.
-  ssize_t read_some(std::byte* into, std::size_t count, std::chrono::milliseconds timeout) {
-    pollfd ready{fd_, POLLIN, 0};
-    if (::poll(&ready, 1, static_cast<int>(timeout.count())) <= 0) return -1;
-    return ::recv(fd_, into, count, 0);
+  // libFuzzer's timers (SIGALRM, once a second) interrupt blocking calls:
+  // each call below starts again (or, for connect, waits for the connection
+  // the kernel goes on making) on EINTR.
+
+  // Whether connect() (its result `status`) ended connected.
+  bool connected(int status) {
+    if (status == 0) return true;
+    if (errno != EINTR) return false;
+    pollfd ready{fd_, POLLOUT, 0};
+    while (::poll(&ready, 1, 5000) < 0)
+      if (errno != EINTR) return false;
+    int error = 0;
+    socklen_t length = sizeof error;
+    if (::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0) {
+      errno = error;
+      return false;
+    }
+    return true;
   }
 
+  // 0 at end of stream, -1 on an error (a reset), kTimedOut after `timeout`.
+  ssize_t read_some(std::byte* into, std::size_t count, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      pollfd ready{fd_, POLLIN, 0};
+      const int polled = ::poll(&ready, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
+      if (polled < 0 && errno == EINTR) continue;
+      if (polled == 0) return kTimedOut;
+      if (polled < 0) return -1;
+      const ssize_t n = ::recv(fd_, into, count, 0);
+      if (n < 0 && errno == EINTR) continue;
+      return n;
+    }
+  }
+
+  static constexpr ssize_t kTimedOut = -2;
   int fd_;
 };
 
