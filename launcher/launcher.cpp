@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "launcher/signal_pipe.hpp"
@@ -64,7 +65,7 @@ void validate(const LaunchOptions& o) {
     throw std::invalid_argument("--master-addr is empty: give the address of node 0");
 }
 
-int pick_free_port(const std::string& address) {
+PortReservation::PortReservation(const std::string& address) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -76,14 +77,18 @@ int pick_free_port(const std::string& address) {
   for (addrinfo* a = found; a; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
+    const int one = 1;
     sockaddr_storage bound{};
     socklen_t length = sizeof bound;
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 &&
+    if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+        ::bind(fd, a->ai_addr, a->ai_addrlen) == 0 &&
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) == 0) {
-      ::close(fd);
       ::freeaddrinfo(found);
-      return bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                                         : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+      fd_ = fd;
+      port_ = bound.ss_family == AF_INET6
+                  ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                  : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+      return;
     }
     last_error = std::strerror(errno);
     ::close(fd);
@@ -93,6 +98,12 @@ int pick_free_port(const std::string& address) {
                            "): pass an address of this machine as --master-addr, or a "
                            "--master-port");
 }
+
+PortReservation::~PortReservation() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int pick_free_port(const std::string& address) { return PortReservation(address).port(); }
 
 std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOptions& o,
                                                                   int master_port, int local_rank) {
@@ -141,7 +152,11 @@ int StdStreams::of(int local_rank) const {
 
 LaunchResult launch(const LaunchOptions& o) {
   validate(o);
-  const int master_port = o.master_port != 0 ? o.master_port : pick_free_port(o.master_addr);
+  // A port picked here stays reserved for the job's life, so that no job
+  // started beside this one picks it before rank 0's store binds it.
+  std::optional<PortReservation> reserved;
+  if (o.master_port == 0) reserved.emplace(o.master_addr);
+  const int master_port = reserved ? reserved->port() : o.master_port;
   SignalPipe signals;
   Supervisor supervisor(o, master_port, signals);
   supervisor.start();

@@ -135,7 +135,29 @@ void validate(const LaunchOptions& options);
 
 // A TCP port nobody listens on at address right now: binds port 0, reads the
 // port the kernel chose, closes. Throws std::runtime_error naming the address.
+// Another process may take the port once it is closed: to hand it to a store
+// that binds it later, hold a PortReservation instead.
 int pick_free_port(const std::string& address);
+
+// A free port, held until this object goes: a socket bound to it (with
+// SO_REUSEADDR, never listening, closed on exec). While it is held the kernel
+// gives the port to no one else (no bind to port 0, no outgoing connection
+// takes it, a bind without SO_REUSEADDR fails), yet the job's store, which
+// binds with SO_REUSEADDR, can bind and listen on it. Without it, jobs
+// started side by side could pick the same port in the moment between the
+// pick and rank 0's bind (tools/soak.sh saw it). Throws like pick_free_port.
+class PortReservation {
+ public:
+  explicit PortReservation(const std::string& address);
+  ~PortReservation();
+  PortReservation(const PortReservation&) = delete;
+  PortReservation& operator=(const PortReservation&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 // Starts the ranks of this node, passes their output through and waits for
 // all of them (see the file comment). Throws std::invalid_argument on bad

@@ -16,7 +16,7 @@
 #   gui                  the walkthrough windows
 #   tools                the ringlab command line
 #
-#   tests examples       may include anything
+#   tests examples fuzz  may include anything
 #
 # A file may include its own folder and any folder on a lower line. Folders
 # on one line are siblings and include neither each other nor anything above.
@@ -73,7 +73,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
     if (unit == "bench") return 70
     if (unit == "gui") return 80
     if (unit == "tools") return 90
-    if (unit == "tests" || unit == "examples") return "free"
+    if (unit == "tests" || unit == "examples" || unit == "fuzz") return "free"
     return "unknown"
   }
   # The unit of a path inside the tree: its top folder, or transport/tcp, transport/nccl.
@@ -89,7 +89,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
     if (lf == "free") return ""
     if (lf == "unknown") return ""  # said once per folder (FILE lines)
     if (lt == "unknown") return ""  # not a ringlab folder: a system or same-folder header
-    if (lt == "free") return to "/ is not a layer: only tests/ and examples/ may use it"
+    if (lt == "free") return to "/ is not a layer: only tests/, examples/ and fuzz/ may use it"
     if (lt + 0 > lf + 0) return to "/ is above " from "/"
     if (lt + 0 == lf + 0) return to "/ and " from "/ are siblings"
     return ""

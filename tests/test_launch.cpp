@@ -115,6 +115,60 @@ TEST_CASE("a rank inherits no descriptor of the launcher's but stdin, stdout and
   CHECK(c.out == "0\n1\n2\n");
 }
 
+namespace {
+
+// A bound IPv4 loopback socket (port 0: the kernel picks), or -1 with errno.
+int bind_loopback(int port, bool reuse_address) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int one = 1;
+  if (reuse_address) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+int port_of(int fd) {
+  sockaddr_in bound{};
+  socklen_t length = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  return ntohs(bound.sin_port);
+}
+
+}  // namespace
+
+// Jobs started side by side once picked the same free port between the pick
+// and rank 0's bind, and one failed with "Address already in use"
+// (tools/soak.sh): the launcher now holds the port until the job ends.
+TEST_CASE("a port reserved for a job goes to no one else, yet its store binds it") {
+  const ringlab::launch::PortReservation reserved("127.0.0.1");
+  REQUIRE(reserved.port() > 0);
+  // A bind without SO_REUSEADDR (a rank's own listener, another program) fails.
+  CHECK(bind_loopback(reserved.port(), false) == -1);
+  CHECK(errno == EADDRINUSE);
+  // No pick of a free port (another job's launcher, a rank's listener) gets it.
+  for (int i = 0; i < 2000; ++i) {
+    const int fd = bind_loopback(0, i % 2 == 0);
+    REQUIRE(fd >= 0);
+    const int port = port_of(fd);
+    ::close(fd);
+    REQUIRE(port != reserved.port());
+  }
+  // The job's store binds with SO_REUSEADDR (transport/tcp/store_server.cpp)
+  // and listens there.
+  const int store = bind_loopback(reserved.port(), true);
+  REQUIRE(store >= 0);
+  CHECK(::listen(store, 16) == 0);
+  ::close(store);
+}
+
 TEST_CASE("a single node picks a free port on the master address") {
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
   CHECK(port > 0);

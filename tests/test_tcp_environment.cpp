@@ -168,9 +168,13 @@ TEST_CASE("a rendezvous where a rank never comes names it") {
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank)
     threads.emplace_back([&, rank] {
+      // A rank that times out first tells the other (an abort frame), which
+      // may then fail with that rank's reason before its own time is up: a
+      // PeerError rather than a TimeoutError, both naming rank 2. Which rank
+      // is first depends on timing (under ASan, often rank 0).
       try {
         connect(testing::local_rendezvous(3, rank, port, 600ms));
-      } catch (const TimeoutError& error) {
+      } catch (const CommError& error) {
         errors[static_cast<std::size_t>(rank)] = error.what();
       }
     });
@@ -178,7 +182,8 @@ TEST_CASE("a rendezvous where a rank never comes names it") {
   for (int rank = 0; rank < 2; ++rank) {
     const std::string& message = errors[static_cast<std::size_t>(rank)];
     INFO("rank " << rank << ": " << message);
-    CHECK(message.find("rank " + std::to_string(rank) + ": timed out after 600 ms") == 0);
+    CHECK(message.find("rank " + std::to_string(rank) + ": ") == 0);
+    CHECK(message.find("timed out after 600 ms") != std::string::npos);
     CHECK(message.find("rank 2 did not show up") != std::string::npos);
   }
 }

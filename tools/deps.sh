@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(cmake g++ ninja-build ccache pkg-config
           doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev libssl-dev
           libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core
-          iproute2)
+          iproute2
+          clang-14 libfuzzer-14-dev libclang-rt-14-dev)  # tools/fuzz.sh
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -39,6 +39,9 @@ class Mesh {
     std::unique_ptr<boost::asio::io_context> io;        // the sockets' context: keep it alive
     std::vector<boost::asio::ip::tcp::socket> sockets;  // by peer rank
   };
+  // The Mesh's listener and timers live on `io` until the Mesh is destroyed:
+  // keep the Connected (or the io_context moved out of it) alive until then.
+  //
   // Connects to every lower rank (addresses[q] = "host:port") and accepts
   // every higher one; then stops listening. Throws TimeoutError at the
   // deadline naming the ranks that did not show up, or a PeerError naming

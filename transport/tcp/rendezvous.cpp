@@ -286,6 +286,11 @@ std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
   // 3. Listen and publish.
   WaitReport report(r.rank, deadline - r.timeout, r.timeout,
                     r.rank == 0 ? r.report_interval : Duration::zero());
+  // What the mesh hands over (its io_context and sockets) must outlive the
+  // mesh, whose listener and timers live on that io_context: declared first,
+  // it is destroyed last when a step below throws (ASan saw the mesh's timers
+  // destroyed after their io_context when rank 0's last wait failed).
+  Mesh::Connected connected;
   Mesh mesh(r, job_id, deadline, &report);
   const std::string host = advertised_host(r);
   const bool v6 = host.find(':') != std::string::npos;
@@ -316,7 +321,7 @@ std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
   // 4. Connections.
   mesh.watch_store([&store] { return store.connection_closed(); },
                    [&store, &r] { return store_answers(store, std::min(r.timeout, kProbe)); });
-  Mesh::Connected connected = mesh.run(addresses);
+  connected = mesh.run(addresses);
 
   // 5. Rank 0 hosts the store: it returns only when every other rank has
   // finished with it (connected to everyone), so no rank loses the store in
