@@ -5,6 +5,7 @@
 // std::invalid_argument saying what was wrong and what to write instead.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -42,6 +43,10 @@ struct ElasticOptions {
   std::string run_id = "none";
   std::string endpoint_host = "127.0.0.1";
   int endpoint_port = 29400;  // torchrun's default
+  // When endpoint_port was picked on this machine (--standalone): the port,
+  // held until the agent ends so that no job started beside this one takes
+  // it before the rendezvous store binds it.
+  std::shared_ptr<PortReservation> endpoint_reservation;
   RendezvousConfig rendezvous;
   Milliseconds monitor_interval{1000};
   // Every rank's stdout and stderr also go to <log_dir>/<run id>_<random>/

@@ -391,7 +391,11 @@ std::optional<Endpoint> Rendezvous::master_of(const Round& round, const std::str
   const std::string master_key = key("round/" + std::to_string(round.number) + "/master");
   if (round.group_rank == 0) {
     Endpoint master{master_addr.empty() ? self_.address : master_addr, master_port};
-    if (master.port == 0) master.port = pick_free_port(master.host);
+    if (master.port == 0) {
+      // Held until the next round's pick: the workers' rank 0 binds it soon.
+      master_reservation_ = std::make_unique<PortReservation>(master.host);
+      master.port = master_reservation_->port();
+    }
     store_->set(master_key, master.host + ":" + std::to_string(master.port));
     return master;
   }

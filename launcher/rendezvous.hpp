@@ -162,6 +162,8 @@ class Rendezvous {
   std::string prefix_;
   NodeDesc self_;
   std::unique_ptr<tcp::StoreServer> server_;
+  // The port group rank 0 picked for this round's workers (master_of).
+  std::unique_ptr<PortReservation> master_reservation_;
   std::unique_ptr<tcp::Store> store_;
   Clock::time_point last_beat_{};
   struct Seen {

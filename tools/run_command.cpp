@@ -189,7 +189,8 @@ launch::ElasticOptions elastic_options(const CLI::App& sub, RunCommand& cmd) {
       throw std::invalid_argument("--standalone runs one node, but --nnodes is " + cmd.nnodes +
                                   ": drop --nnodes, or give --rdzv-endpoint HOST:PORT instead");
     e.endpoint_host = "127.0.0.1";
-    e.endpoint_port = launch::pick_free_port(e.endpoint_host);
+    e.endpoint_reservation = std::make_shared<launch::PortReservation>(e.endpoint_host);
+    e.endpoint_port = e.endpoint_reservation->port();
     e.run_id = random_run_id();
   } else if (!cmd.rdzv_endpoint.empty()) {
     const launch::Endpoint endpoint = launch::parse_endpoint(cmd.rdzv_endpoint, 29400);
@@ -199,7 +200,8 @@ launch::ElasticOptions elastic_options(const CLI::App& sub, RunCommand& cmd) {
   } else if (nodes.max == 1) {
     // One node and no endpoint: as --standalone.
     e.endpoint_host = "127.0.0.1";
-    e.endpoint_port = launch::pick_free_port(e.endpoint_host);
+    e.endpoint_reservation = std::make_shared<launch::PortReservation>(e.endpoint_host);
+    e.endpoint_port = e.endpoint_reservation->port();
     e.run_id = given(sub, "--rdzv-id") ? cmd.rdzv_id : random_run_id();
   } else {
     throw std::invalid_argument(
