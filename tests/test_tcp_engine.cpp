@@ -240,22 +240,24 @@ TEST_CASE("a receive above the limit given up while its message arrives fails th
                        PeerError);
 }
 
-TEST_CASE("a wait spins for its first moments, and not for a while after a slow yield") {
+TEST_CASE("a wait for a small message spins at first, and not for a while after a slow yield") {
   using namespace std::chrono;
-  SpinPolicy policy{microseconds(200), microseconds(1000), milliseconds(100)};
+  SpinPolicy policy{microseconds(200), 64 << 10, microseconds(1000), milliseconds(100)};
   const SpinPolicy::Clock::time_point t0{seconds(1000)};
-  CHECK(policy.spins(t0, t0));
-  CHECK(policy.spins(t0, t0 + microseconds(199)));
-  CHECK_FALSE(policy.spins(t0, t0 + microseconds(200)));
-  CHECK_FALSE(policy.spins(t0, t0 + seconds(2)));
+  const std::size_t small = 64 << 10, large = (64 << 10) + 1;
+  CHECK(policy.spins(small, t0, t0));
+  CHECK(policy.spins(small, t0, t0 + microseconds(199)));
+  CHECK_FALSE(policy.spins(small, t0, t0 + microseconds(200)));
+  CHECK_FALSE(policy.spins(small, t0, t0 + seconds(2)));
+  CHECK_FALSE(policy.spins(large, t0, t0));  // its wake-up is small next to its transfer
   policy.yielded(t0, t0 + microseconds(999));  // a yield that came back soon changes nothing
-  CHECK(policy.spins(t0 + microseconds(999), t0 + microseconds(1000)));
+  CHECK(policy.spins(small, t0 + microseconds(999), t0 + microseconds(1000)));
   // A yield that took 1 ms: waits block for the next 100 ms, then spin again.
   const auto back = t0 + milliseconds(1);
   policy.yielded(t0, back);
-  CHECK_FALSE(policy.spins(back, back));
-  CHECK_FALSE(policy.spins(back + milliseconds(99), back + milliseconds(99)));
-  CHECK(policy.spins(back + milliseconds(100), back + milliseconds(100)));
+  CHECK_FALSE(policy.spins(small, back, back));
+  CHECK_FALSE(policy.spins(small, back + milliseconds(99), back + milliseconds(99)));
+  CHECK(policy.spins(small, back + milliseconds(100), back + milliseconds(100)));
 }
 
 // A wait spins before it blocks (engine.cpp, "Waiting"), but only briefly: a

@@ -53,18 +53,20 @@
 namespace ringlab::tcp {
 
 // Whether a wait spins (looks without blocking, then yields) or blocks in
-// poll() (engine.cpp, "Waiting"): it spins for its first `spin`, unless a
-// yield took `slow_yield` or more in the last `pause` (other programs keep
-// the processors busy).
+// poll() (engine.cpp, "Waiting"): a wait for a message of at most
+// `largest_bytes` spins for its first `spin`, unless a yield took
+// `slow_yield` or more in the last `pause` (other programs keep the
+// processors busy).
 struct SpinPolicy {
   using Clock = std::chrono::steady_clock;
   Clock::duration spin;
+  std::size_t largest_bytes;
   Clock::duration slow_yield;
   Clock::duration pause;
   Clock::time_point paused_until{};
 
-  bool spins(Clock::time_point wait_started, Clock::time_point now) const {
-    return now - wait_started < spin && now >= paused_until;
+  bool spins(std::size_t bytes, Clock::time_point wait_started, Clock::time_point now) const {
+    return bytes <= largest_bytes && now - wait_started < spin && now >= paused_until;
   }
   // A yield ran from `from` to `back`.
   void yielded(Clock::time_point from, Clock::time_point back) {
