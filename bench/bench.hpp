@@ -7,7 +7,10 @@
 // the collective's row (primitives/collectives.hpp: 2(n-1)/n for all_reduce;
 // (n-1)/n for all_gather, reduce_scatter, all_to_all, gather, scatter; 1 for
 // broadcast and reduce) or 1 for sendrecv. Where no algorithm is named the
-// process group's default runs (all_reduce: auto).
+// process group's default runs (all_reduce: auto). Before the first size its
+// operation also runs untimed for `first_warm_up` (unless warmup is 0), so
+// that the first row does not carry the first moments after the ranks
+// connect, which were seen to be slower (docs/benchmarks.md).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +32,9 @@ struct BenchOptions {
   int root = 0;
   int warmup = 3;
   int iters = 10;
+  // At least this long, in batches of `warmup` runs, every rank the same
+  // number of them (the slowest rank's clock decides).
+  Duration first_warm_up{100};
 };
 
 // The largest size the benchmark takes (1 TiB): more than any machine it

@@ -387,6 +387,35 @@ TEST_CASE(
   CHECK(bench::benchmark_op("sendrecv") == nullptr);
 }
 
+// The first moments after the ranks connect are slower than the rest
+// (docs/benchmarks.md): bench::run spends first_warm_up on untimed runs
+// before its first row, every rank the same number of them.
+TEST_CASE("the benchmark warms up for first_warm_up before its first row, unless told not to") {
+  const auto seconds_taken = [](int warmup, Duration first_warm_up) {
+    bench::BenchOptions o;
+    o.min_bytes = 4;
+    o.max_bytes = 8;
+    o.warmup = warmup;
+    o.iters = 1;
+    o.first_warm_up = first_warm_up;
+    std::mutex mutex;
+    double slowest = 0;
+    with_groups(3, [&](ProcessGroup& pg) {
+      const auto start = std::chrono::steady_clock::now();
+      const auto rows = bench::run(pg, o, false);
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      CHECK(rows.size() == 2);
+      for (const bench::Row& row : rows) CHECK(row.wrong == 0);
+      std::lock_guard lock(mutex);
+      slowest = std::max(slowest, took.count());
+    });
+    return slowest;
+  };
+  CHECK(seconds_taken(2, Duration(300)) >= 0.3);
+  CHECK(seconds_taken(2, Duration(0)) < 0.3);
+  CHECK(seconds_taken(0, Duration(300)) < 0.3);  // --warmup 0: no warm-up at all
+}
+
 TEST_CASE("ringlab bench runs auto where no algorithm is named, and the one named otherwise") {
   const auto header = [](const std::string& arguments) {
     const auto run = ringlab::testing::run_ringlab(

@@ -7,6 +7,8 @@
 // rendezvous), with a small limit where whole messages must cross it.
 #include <doctest/doctest.h>
 
+#include <time.h>
+
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -236,6 +238,53 @@ TEST_CASE("a receive above the limit given up while its message arrives fails th
                        doctest::Contains("rank 0: the receive of 1048576 bytes from rank 1 (tag 7) "
                                          "was given up while its message was arriving"),
                        PeerError);
+}
+
+TEST_CASE("a wait for a small message spins at first, and not for a while after a slow yield") {
+  using namespace std::chrono;
+  SpinPolicy policy{microseconds(200), 64 << 10, microseconds(1000), milliseconds(100)};
+  const SpinPolicy::Clock::time_point t0{seconds(1000)};
+  const std::size_t small = 64 << 10, large = (64 << 10) + 1;
+  CHECK(policy.spins(small, t0, t0));
+  CHECK(policy.spins(small, t0, t0 + microseconds(199)));
+  CHECK_FALSE(policy.spins(small, t0, t0 + microseconds(200)));
+  CHECK_FALSE(policy.spins(small, t0, t0 + seconds(2)));
+  CHECK_FALSE(policy.spins(large, t0, t0));  // its wake-up is small next to its transfer
+  policy.yielded(t0, t0 + microseconds(999));  // a yield that came back soon changes nothing
+  CHECK(policy.spins(small, t0 + microseconds(999), t0 + microseconds(1000)));
+  // A yield that took 1 ms: waits block for the next 100 ms, then spin again.
+  const auto back = t0 + milliseconds(1);
+  policy.yielded(t0, back);
+  CHECK_FALSE(policy.spins(small, back, back));
+  CHECK_FALSE(policy.spins(small, back + milliseconds(99), back + milliseconds(99)));
+  CHECK(policy.spins(small, back + milliseconds(100), back + milliseconds(100)));
+}
+
+// A wait spins before it blocks (engine.cpp, "Waiting"), but only briefly: a
+// rank that waits long for a slow peer leaves the processor to others.
+TEST_CASE("a long wait spins only at its start: it takes little processor time") {
+  EngineWithRawPeers rank0;
+  const std::vector<int> sent{7, 8, 9};
+  std::vector<int> got(sent.size());
+  auto receive = rank0.engine->irecv(1, 3, std::as_writable_bytes(std::span(got)));
+  std::jthread late_sender([&] {
+    std::this_thread::sleep_for(300ms);
+    const auto header = encode_frame_header({FrameKind::Data, 1, 3, sizeof(int) * sent.size()});
+    asio::write(*rank0.peers[1], asio::buffer(header));
+    asio::write(*rank0.peers[1], asio::buffer(sent));
+  });
+  timespec before{}, after{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before);
+  const auto start = Clock::now();
+  receive->wait(5s);
+  const auto waited = Clock::now() - start;
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after);
+  const double cpu_ms =
+      (after.tv_sec - before.tv_sec) * 1e3 + (after.tv_nsec - before.tv_nsec) / 1e6;
+  CHECK(got == sent);
+  CHECK(waited >= 250ms);
+  CAPTURE(cpu_ms);
+  CHECK(cpu_ms < 30);  // spinning throughout would take most of the 300 ms
 }
 
 }  // TEST_SUITE

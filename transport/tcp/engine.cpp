@@ -55,6 +55,24 @@
 //     needs nothing more, and must not abort ranks that may still finish.
 // As in InprocWorld::fail, the first failure wins; later ones change nothing.
 //
+// Waiting. A wait for a message of at most kSpinBytes spins before it
+// blocks: for up to kSpin it looks at the sockets without blocking and
+// yields the processor between looks; only then does it block in poll(). A
+// rank blocked in poll() has to be woken and scheduled again when its message
+// comes, which on this project's 2-core test machine costs about as much as a
+// small message's whole trip (docs/benchmarks.md, "Small messages on
+// oversubscribed ranks"). Spinning keeps the rank on its processor, and the
+// yield lets the other ranks that share it run (the sender may be one of them
+// when there are more ranks than processors). Open MPI's ranks do the same
+// when oversubscribed (mpi_yield_when_idle), for the whole wait; here a wait
+// that lasts (a slow peer) soon stops taking processor time that other
+// programs could use, and a wait for a large message, whose transfer takes far
+// longer than a wake-up, does not spin at all. And when other programs keep
+// the processors busy, a yield can hand one of them a whole time slice, while
+// a rank blocked in poll() would have been let back in as soon as its message
+// came: so after a yield that took kSlowYield or more, waits do not spin for
+// kSpinPause.
+//
 // Blame. A rank frozen (SIGSTOP) or hung keeps its connections open, so only
 // timeouts find it, and the first to time out may be a rank waiting on a
 // survivor that waits on it. So a wait that runs out of time (in a world of
@@ -76,6 +94,7 @@
 // program that goes on (and whose next wait succeeds) leaves with a goodbye.
 #include "transport/tcp/engine.hpp"
 
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -104,6 +123,12 @@ constexpr std::size_t kParkBytes = 32 * 1024;
 // long in any case, is read into the queue.
 constexpr auto kParkPatience = std::chrono::milliseconds(5);
 constexpr auto kParkLimit = std::chrono::milliseconds(100);
+// How long a wait spins before it blocks, and when it does not (see
+// "Waiting" above).
+constexpr auto kSpin = std::chrono::microseconds(200);
+constexpr std::size_t kSpinBytes = 64 * 1024;
+constexpr auto kSlowYield = std::chrono::microseconds(1000);
+constexpr auto kSpinPause = std::chrono::milliseconds(100);
 // How long a wait that ran out of time waits for the answers to "whom do you
 // wait for?": far more than a driving rank needs (a parked payload ahead of
 // the question moves within kParkLimit), far less than a timeout.
@@ -198,6 +223,7 @@ Engine::Engine(int rank, int size, std::unique_ptr<boost::asio::io_context> io,
       pool_(ScratchPool::create()),
       said_(static_cast<std::size_t>(size), kUnheard),
       gave_up_(static_cast<std::size_t>(size), false),
+      spin_{kSpin, kSpinBytes, kSlowYield, kSpinPause},
       connections_(static_cast<std::size_t>(size)) {
   waits_.reserve(4);  // no allocation per wait
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -337,7 +363,10 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
 void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout) {
   std::unique_lock lock(mutex_);
   if (!op->done) {
-    const auto deadline = Clock::now() + timeout;
+    const auto started = Clock::now();
+    const auto deadline = started + timeout;
+    const std::size_t bytes = is_send ? static_cast<const SendOp&>(*op).size
+                                      : static_cast<const RecvOp&>(*op).buffer.size();
     // On record while it waits (answers to "whom do you wait for?").
     waits_.push_back(op.get());
     struct Unlist {
@@ -370,8 +399,9 @@ void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout)
         continue;
       }
       driving_ = true;
+      const bool spin = spin_.spins(bytes, started, Clock::now());
       try {
-        drive(lock, deadline);
+        drive(lock, spin ? Clock::now() : deadline);  // spinning: a look that does not block
       } catch (...) {
         driving_ = false;
         progressed_.notify_all();
@@ -381,6 +411,14 @@ void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout)
       polled = true;
       // A follower may take over driving now.
       if (followers_ > 0) progressed_.notify_all();
+      if (spin && !op->done) {
+        lock.unlock();
+        const auto yielded = Clock::now();
+        ::sched_yield();  // the rank this one waits for may share its processor
+        const auto back = Clock::now();
+        lock.lock();
+        spin_.yielded(yielded, back);
+      }
     }
   }
   if (op->error.empty()) {

@@ -5,6 +5,8 @@
 // every socket itself: it poll()s them, reads whatever arrived (straight into
 // a posted receive's buffer when one matches, else into a queued message) and
 // writes pending sends, until its own request is done or its deadline passes.
+// It spins briefly before it blocks in poll() (engine.cpp: waiting), so that a
+// small message that comes soon costs no wake-up.
 // That keeps the hot path free of thread hand-offs: a message is read by the
 // thread that wants it. If several threads wait at once, one drives and the
 // others sleep on a condition variable that the driver signals after each
@@ -35,6 +37,7 @@
 #include <poll.h>
 
 #include "transport/tcp/asio.hpp"
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -48,6 +51,28 @@
 #include "transport/transport.hpp"
 
 namespace ringlab::tcp {
+
+// Whether a wait spins (looks without blocking, then yields) or blocks in
+// poll() (engine.cpp, "Waiting"): a wait for a message of at most
+// `largest_bytes` spins for its first `spin`, unless a yield took
+// `slow_yield` or more in the last `pause` (other programs keep the
+// processors busy).
+struct SpinPolicy {
+  using Clock = std::chrono::steady_clock;
+  Clock::duration spin;
+  std::size_t largest_bytes;
+  Clock::duration slow_yield;
+  Clock::duration pause;
+  Clock::time_point paused_until{};
+
+  bool spins(std::size_t bytes, Clock::time_point wait_started, Clock::time_point now) const {
+    return bytes <= largest_bytes && now - wait_started < spin && now >= paused_until;
+  }
+  // A yield ran from `from` to `back`.
+  void yielded(Clock::time_point from, Clock::time_point back) {
+    if (back - from >= slow_yield) paused_until = back + pause;
+  }
+};
 
 class Engine : public std::enable_shared_from_this<Engine> {
  public:
@@ -186,6 +211,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // succeeded since): a rank that shuts down now aborts naming it.
   int stalled_ = -1;
   std::string stalled_message_;
+  SpinPolicy spin_;   // engine.cpp, "Waiting"
   int wake_fd_ = -1;  // eventfd: wakes a driver blocked in poll() when a send is queued
   // When a poll() last reported an event (see kParkPatience in engine.cpp).
   std::chrono::steady_clock::time_point last_event_ = std::chrono::steady_clock::now();
