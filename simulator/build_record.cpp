@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "simulator/free_slots.hpp"
 #include "simulator/permute.hpp"
 #include "simulator/record_builder.hpp"
 
@@ -168,14 +169,7 @@ std::uint32_t RecordBuilder::post_recv(int r, int peer, Tag tag, int local_regio
   RankState& st = rank(r);
   ++st.seq;
   matched_ = kNone;
-  std::uint32_t index;
-  if (!free_receives_.empty()) {
-    index = free_receives_.back();
-    free_receives_.pop_back();
-  } else {
-    index = static_cast<std::uint32_t>(receives_.size());
-    receives_.emplace_back();
-  }
+  const std::uint32_t index = detail::take_slot(receives_, free_receives_);
   Receive& rv = receives_[index];
   rv = Receive{};
   rv.rank = r;

@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "simulator/fiber_world.hpp"
+#include "simulator/free_slots.hpp"
 #include "simulator/permute.hpp"
 #include "simulator/rank_program.hpp"
 
@@ -70,14 +71,7 @@ class TrafficLog {
     return stamp;
   }
   Posted post_receive(int dst, int src, Tag tag) {
-    std::uint32_t index;
-    if (!free_receives_.empty()) {
-      index = free_receives_.back();
-      free_receives_.pop_back();
-    } else {
-      index = static_cast<std::uint32_t>(receives_.size());
-      receives_.emplace_back();
-    }
+    const std::uint32_t index = detail::take_slot(receives_, free_receives_);
     receives_[index] = {kNone, clock(dst)};
     Waiting& waiting = waiting_[static_cast<std::size_t>(dst)];
     auto it = std::find_if(waiting.sends.begin(), waiting.sends.end(),
