@@ -15,17 +15,13 @@
 #
 #   netns_elastic.sh RINGLAB_EXE ELASTIC_WORKER_EXE
 #
-# Exit 77 (ctest: skipped) when namespaces, a veth pair or addresses cannot be
-# made here (not root, no iproute2, a container without network privileges).
+# Exit 77 (ctest: skipped) when the two hosts cannot be made here
+# (netns_hosts.sh says when).
 set -u
 
 ringlab=$1
 worker=$2
 
-skip() {
-  echo "netns_elastic: skipped: $*"
-  exit 77
-}
 fail() {
   echo "netns_elastic: FAILED: $*"
   for node in a b; do
@@ -34,59 +30,23 @@ fail() {
   exit 1
 }
 
-[ "$(id -u)" = 0 ] || skip "creating network namespaces needs root (this runs as uid $(id -u))"
-command -v ip >/dev/null || skip "the ip command is missing (Debian package iproute2)"
-
-tag=$$
-ns_a=ringlab-ela-$tag
-ns_b=ringlab-elb-$tag
-veth_a=rea-$tag
-veth_b=reb-$tag
-addr_a=192.0.2.1
-addr_b=192.0.2.2
+test_name=netns_elastic host_tag=el
 port=29400
-work=$(mktemp -d /tmp/ringlab-netns-elastic-XXXXXX)
+pid_a=
+pid_b=
+stop_test_processes() {
+  for pid in $pid_a $pid_b; do kill -9 "$pid" 2>/dev/null; done
+}
+source "$(dirname "$0")/netns_hosts.sh"
 # Both nodes' agents and workers share one job token: a job that listens
 # beyond loopback needs one (README's "Security").
 export RINGLAB_JOB_TOKEN=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')
-pid_a=
-pid_b=
-
-cleanup() {
-  for pid in $pid_a $pid_b; do kill -9 "$pid" 2>/dev/null; done
-  ip netns del "$ns_a" 2>/dev/null
-  ip netns del "$ns_b" 2>/dev/null
-  ip link del "$veth_a" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# The probe: every step of the setup must work, or this machine cannot run
-# the test (and it says why).
-ip netns add "$ns_a" 2>"$work/err" || skip "ip netns add failed: $(cat "$work/err")"
-ip netns add "$ns_b" 2>"$work/err" || skip "ip netns add failed: $(cat "$work/err")"
-ip link add "$veth_a" type veth peer name "$veth_b" 2>"$work/err" ||
-  skip "cannot create a veth pair: $(cat "$work/err")"
-ip link set "$veth_a" netns "$ns_a" 2>"$work/err" || skip "cannot move a veth end: $(cat "$work/err")"
-ip link set "$veth_b" netns "$ns_b" 2>"$work/err" || skip "cannot move a veth end: $(cat "$work/err")"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a" 2>"$work/err" ||
-  skip "cannot set $addr_a on $veth_a: $(cat "$work/err")"
-ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b" 2>"$work/err" ||
-  skip "cannot set $addr_b on $veth_b: $(cat "$work/err")"
-for ns in "$ns_a" "$ns_b"; do
-  ip -n "$ns" link set lo up 2>"$work/err" || skip "cannot bring up lo in $ns: $(cat "$work/err")"
-done
-ip -n "$ns_a" link set "$veth_a" up 2>"$work/err" || skip "cannot bring up $veth_a: $(cat "$work/err")"
-ip -n "$ns_b" link set "$veth_b" up 2>"$work/err" || skip "cannot bring up $veth_b: $(cat "$work/err")"
-ip netns exec "$ns_a" true 2>"$work/err" || skip "ip netns exec fails here: $(cat "$work/err")"
-echo "netns_elastic: $ns_a has $addr_a, $ns_b has $addr_b"
 
 # One agent, as the article starts it, in namespace $1; output in $2. (exec: the
 # background job's pid is the agent's own, so that it can be killed.)
 agent() {
   exec ip netns exec "$1" "$ringlab" run --nnodes=1:3 --nproc_per_node=2 --max_restarts=3 \
-    --rdzv_id=netns-$tag --rdzv_backend=c10d --rdzv_endpoint="$addr_a:$port" \
+    --rdzv_id=netns-$$ --rdzv_backend=c10d --rdzv_endpoint="$addr_a:$port" \
     --rdzv-conf last_call_timeout=1,keep_alive_interval=0.2,keep_alive_max_attempt=3,join_timeout=30,read_timeout=5,close_timeout=10 \
     --monitor-interval 0.1 --stop-after-ms 200 --kill-after-ms 1000 \
     "$worker" --counter "$work/counter" --steps 100000 --step-ms 100 --fail-rank 1 \
