@@ -23,6 +23,7 @@
 
 #include "background_process.hpp"
 #include "launcher/launcher.hpp"
+#include "quick_elastic.hpp"
 #include "run_program.hpp"
 #include "train_elastic_lines.hpp"
 #include "training/checkpoint.hpp"
@@ -33,16 +34,10 @@ using namespace std::chrono_literals;
 using ringlab::testing::BackgroundProcess;
 using ringlab::testing::check_resume;
 using ringlab::testing::kCleanEnvironment;
+using ringlab::testing::kQuickElastic;
 using ringlab::testing::left_running;
 using ringlab::testing::TemporaryFolder;
 using ringlab::testing::TrainElasticLines;
-
-// Short rendezvous times and epochs: a round forms in about a second, a dead
-// node is noticed in 0.6 s, and the whole story takes seconds.
-const std::string kQuick =
-    "--rdzv-conf last_call_timeout=1,keep_alive_interval=0.2,keep_alive_max_attempt=3,"
-    "join_timeout=30,read_timeout=5,close_timeout=10 --monitor-interval 0.1 --stop-after-ms 200 "
-    "--kill-after-ms 1000";
 
 std::string joined(const std::vector<std::string>& lines) {
   std::string text;
@@ -92,7 +87,7 @@ TEST_CASE("seed 000 for real on loopback: a node joins, a node dies, the restart
       kCleanEnvironment + RINGLAB_EXE +
       " run --nnodes=1:3 --nproc_per_node=2 --max_restarts=3 --rdzv_id=1 --rdzv_backend=c10d "
       "--rdzv_endpoint=\"127.0.0.1:" +
-      std::to_string(port) + "\" " + kQuick + " " + RINGLAB_EXE +
+      std::to_string(port) + "\" " + kQuickElastic + " " + RINGLAB_EXE +
       " lesson train_elastic --epoch-seconds 0.1 --max-epoch 100000 --checkpoint " + checkpoint;
 
   // 1. Node A alone: world size 2, from epoch 0.

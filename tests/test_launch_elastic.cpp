@@ -14,6 +14,7 @@
 
 #include "background_process.hpp"
 #include "launcher/launcher.hpp"
+#include "quick_elastic.hpp"
 #include "run_program.hpp"
 
 namespace {
@@ -21,16 +22,10 @@ namespace {
 using namespace std::chrono_literals;
 using ringlab::testing::BackgroundProcess;
 using ringlab::testing::kCleanEnvironment;
+using ringlab::testing::kQuickElastic;
 using ringlab::testing::left_running;
 using ringlab::testing::run_shell;
 using ringlab::testing::TemporaryFolder;
-
-// Short timeouts, so that a round forms in about a second and a dead node is
-// noticed in 0.6 s: the test takes seconds, not minutes.
-const std::string kQuick =
-    "--rdzv-conf last_call_timeout=1,keep_alive_interval=0.2,keep_alive_max_attempt=3,"
-    "join_timeout=30,read_timeout=5,close_timeout=10 --monitor-interval 0.1 --stop-after-ms 200 "
-    "--kill-after-ms 1000";
 
 // The article's options, as it writes them, for a job on this machine.
 std::string agent_command(const std::string& folder, int port, const std::string& nnodes,
@@ -39,8 +34,8 @@ std::string agent_command(const std::string& folder, int port, const std::string
          " --nproc_per_node=2 --max_restarts=3 --rdzv_id=" +
          std::filesystem::path(folder).filename().string() +
          " --rdzv_backend=c10d --rdzv_endpoint=\"127.0.0.1:" + std::to_string(port) + "\" " +
-         kQuick + " " + extra + " " + ELASTIC_WORKER_EXE + " --counter " + folder + "/counter " +
-         worker_flags;
+         kQuickElastic + " " + extra + " " + ELASTIC_WORKER_EXE + " --counter " + folder +
+         "/counter " + worker_flags;
 }
 
 // What the workers printed (elastic_worker's lines).
@@ -387,23 +382,23 @@ TEST_CASE("a node that does not fit the job is refused, and the job goes on") {
   const std::string worker =
       std::string(ELASTIC_WORKER_EXE) + " --counter " + dir.path + "/counter";
   BackgroundProcess a(kCleanEnvironment + RINGLAB_EXE + " run --nnodes 1:2 --nproc-per-node 2 " +
-                          "--rdzv-id job " + endpoint + " " + kQuick + " -- " + worker +
+                          "--rdzv-id job " + endpoint + " " + kQuickElastic + " -- " + worker +
                           " --steps 100000 --step-ms 100",
                       dir.path + "/a.out");
   REQUIRE_MESSAGE(a.wait_for("step 1 rank 0 world 2 ", 30s), a.output());
 
   auto run = ringlab::testing::run_ringlab("run --nnodes 1:2 --nproc-per-node 3 --rdzv-id job " +
-                                           endpoint + " " + kQuick + " -- " + worker);
+                                           endpoint + " " + kQuickElastic + " -- " + worker);
   CHECK(run.status == 1);
   CHECK(run.output.find("this node has --nproc-per-node 3, but the nodes of run 'job' have 2: "
                         "give every node the same --nproc-per-node") != std::string::npos);
   run = ringlab::testing::run_ringlab("run --nnodes 1:2 --nproc-per-node 2 --rdzv-id other " +
-                                      endpoint + " " + kQuick + " -- " + worker);
+                                      endpoint + " " + kQuickElastic + " -- " + worker);
   CHECK(run.status == 1);
   CHECK(run.output.find("serves run 'job', but this node was started with --rdzv-id other: give "
                         "every node the same --rdzv-id") != std::string::npos);
   run = ringlab::testing::run_ringlab("run --nnodes 1:3 --nproc-per-node 2 --rdzv-id job " +
-                                      endpoint + " " + kQuick + " -- " + worker);
+                                      endpoint + " " + kQuickElastic + " -- " + worker);
   CHECK(run.status == 1);
   CHECK(run.output.find("this node has --nnodes 1:3, but run 'job' was started with --nnodes "
                         "1:2") != std::string::npos);
@@ -492,8 +487,9 @@ TEST_CASE("one node: a failed worker restarts the group, with the restart count 
       "echo rank $RANK attempt $TORCHELASTIC_RESTART_COUNT of $TORCHELASTIC_MAX_RESTARTS; "
       "if [ $RANK = 1 ] && [ $TORCHELASTIC_RESTART_COUNT -lt 2 ]; then "
       "echo \"rank 1: failing in attempt $TORCHELASTIC_RESTART_COUNT\" >&2; exit 4; fi";
-  auto run = ringlab::testing::run_ringlab("run --standalone --nproc_per_node=2 --max_restarts=2 " +
-                                           kQuick + " -- sh -c '" + script + "' " + dir.path);
+  auto run =
+      ringlab::testing::run_ringlab("run --standalone --nproc_per_node=2 --max_restarts=2 " +
+                                    kQuickElastic + " -- sh -c '" + script + "' " + dir.path);
   INFO(run.output);
   CHECK(run.status == 0);
   for (int attempt = 0; attempt < 3; ++attempt)
@@ -504,7 +500,7 @@ TEST_CASE("one node: a failed worker restarts the group, with the restart count 
 
   // One restart fewer: the job fails with the report.
   run = ringlab::testing::run_ringlab("run --standalone --nproc_per_node=2 --max_restarts=1 " +
-                                      kQuick + " -- sh -c '" + script + "' " + dir.path);
+                                      kQuickElastic + " -- sh -c '" + script + "' " + dir.path);
   CHECK(run.status == 4);
   CHECK(run.output.find("the job ended: rank 1 exited with status 4") != std::string::npos);
   CHECK(run.output.find("and the one restart of --max-restarts 1 is used up") != std::string::npos);

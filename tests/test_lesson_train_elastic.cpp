@@ -23,6 +23,7 @@
 
 #include "background_process.hpp"
 #include "launcher/launcher.hpp"
+#include "quick_elastic.hpp"
 #include "run_program.hpp"
 #include "train_elastic_lines.hpp"
 #include "training/checkpoint.hpp"
@@ -32,17 +33,12 @@ namespace {
 using namespace std::chrono_literals;
 using ringlab::testing::BackgroundProcess;
 using ringlab::testing::kCleanEnvironment;
+using ringlab::testing::kQuickElastic;
 using ringlab::testing::left_running;
 using ringlab::testing::run_ringlab;
 using ringlab::testing::TemporaryFolder;
 using ringlab::testing::TrainElasticLines;
 namespace training = ringlab::training;
-
-// Short rendezvous and restart times, so that a restart takes about a second.
-const std::string kQuick =
-    "--rdzv-conf last_call_timeout=1,keep_alive_interval=0.2,keep_alive_max_attempt=3,"
-    "join_timeout=30,read_timeout=5,close_timeout=10 --monitor-interval 0.1 --stop-after-ms 200 "
-    "--kill-after-ms 1000";
 
 std::string joined(const std::vector<std::string>& lines) {
   std::string text;
@@ -300,7 +296,7 @@ TEST_CASE("a checkpoint that does not load ends the job, and the launcher's repo
     const std::string what_to_do = "(remove it to start at epoch 0, or give another --checkpoint)";
     // Under the elastic launcher: every restart fails the same way, and the
     // report at the end shows the error.
-    auto run = run_ringlab("run --standalone --nproc-per-node 2 --max-restarts 1 " + kQuick +
+    auto run = run_ringlab("run --standalone --nproc-per-node 2 --max-restarts 1 " + kQuickElastic +
                            " -- " + RINGLAB_EXE + " lesson train_elastic --checkpoint " + path);
     INFO(run.output);
     CHECK(run.status == 1);
@@ -340,7 +336,7 @@ TEST_CASE(
   const auto node = [&](const std::string& checkpoint) {
     return kCleanEnvironment + RINGLAB_EXE +
            " run --nnodes 2:2 --nproc-per-node 2 --rdzv-id both --rdzv-endpoint 127.0.0.1:" +
-           std::to_string(port) + " " + kQuick + " -- " + RINGLAB_EXE +
+           std::to_string(port) + " " + kQuickElastic + " -- " + RINGLAB_EXE +
            " lesson train_elastic --checkpoint " + dir.path + "/" + checkpoint;
   };
   BackgroundProcess a(node("a.pt"), dir.path + "/a.out");
@@ -372,7 +368,7 @@ TEST_CASE(
   constexpr int kKills = 3;
   BackgroundProcess job(kCleanEnvironment + RINGLAB_EXE +
                             " run --standalone --nproc-per-node 2 --max-restarts " +
-                            std::to_string(kKills) + " " + kQuick + " -- " + RINGLAB_EXE +
+                            std::to_string(kKills) + " " + kQuickElastic + " -- " + RINGLAB_EXE +
                             " lesson train_elastic --epoch-seconds 0.02 --max-epoch " +
                             std::to_string(kEpochs) + " --checkpoint " + checkpoint,
                         dir.path + "/job.out");
