@@ -108,6 +108,14 @@ std::string joined(const std::vector<std::string>& lines) {
   return text;
 }
 
+// A wait_for condition on node A's output: after restart 2, its two workers
+// run alone (world size 2) and have both stepped.
+bool alone_after_restart_2(const std::string& out) {
+  const WorkerLines w(out);
+  const std::vector<int> pids = w.with({{"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "2"}});
+  return pids.size() == 2 && w.stepped(pids[0]) && w.stepped(pids[1]);
+}
+
 std::string both(const BackgroundProcess& a, const BackgroundProcess& b) {
   return "--- node A ---\n" + a.output() + "--- node B ---\n" + b.output();
 }
@@ -195,14 +203,7 @@ TEST_CASE("two nodes on loopback: one joins, one dies, then the restarts run out
       lines_of({&a, &b}).last_step(lines_of({&a, &b}).with({{"WORLD_SIZE", "4"}}));
   b.signal(SIGKILL);
   CHECK(b.wait_exit(10s) == 128 + 9);
-  const auto alone_again = [&](const std::string& out) {
-    const WorkerLines w(out);
-    const std::vector<int> pids =
-        w.with({{"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "2"}});
-    return pids.size() == 2 &&
-           std::all_of(pids.begin(), pids.end(), [&](int pid) { return w.stepped(pid); });
-  };
-  REQUIRE_MESSAGE(a.wait_for(alone_again, 30s), both(a, b));
+  REQUIRE_MESSAGE(a.wait_for(alone_after_restart_2, 30s), both(a, b));
   {
     INFO(both(a, b));
     CHECK(a.output().find("ringlab run [node 1]: restart 2 of 3: ") != std::string::npos);
@@ -302,15 +303,7 @@ TEST_CASE("a frozen agent: the others see its heartbeat lapse and go on without 
   // Its workers run on; only its heartbeat stops.
   b.signal(SIGSTOP);
   REQUIRE_MESSAGE(a.wait_for("stopped sending heartbeats (none for ", 10s), both(a, b));
-  REQUIRE_MESSAGE(a.wait_for(
-                      [](const std::string& out) {
-                        const WorkerLines w(out);
-                        const std::vector<int> pids =
-                            w.with({{"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "2"}});
-                        return pids.size() == 2 && w.stepped(pids[0]) && w.stepped(pids[1]);
-                      },
-                      30s),
-                  both(a, b));
+  REQUIRE_MESSAGE(a.wait_for(alone_after_restart_2, 30s), both(a, b));
   CHECK(a.output().find("ringlab run [node 1]: restart 2 of 3: node 2 (") != std::string::npos);
   b.signal(SIGKILL);
   CHECK(b.wait_exit(10s) == 128 + 9);
@@ -335,15 +328,7 @@ TEST_CASE("a node stopped by its user leaves; the others re-form at once and say
   b.signal(SIGTERM);
   CHECK(b.wait_exit(20s) == 128 + 15);
   // No heartbeat lapse needed: node B said it was leaving.
-  REQUIRE_MESSAGE(a.wait_for(
-                      [](const std::string& out) {
-                        const WorkerLines w(out);
-                        const std::vector<int> pids =
-                            w.with({{"WORLD_SIZE", "2"}, {"TORCHELASTIC_RESTART_COUNT", "2"}});
-                        return pids.size() == 2 && w.stepped(pids[0]) && w.stepped(pids[1]);
-                      },
-                      30s),
-                  both(a, b));
+  REQUIRE_MESSAGE(a.wait_for(alone_after_restart_2, 30s), both(a, b));
   INFO(both(a, b));
   CHECK(
       b.output().find("ringlab run [node 2]: interrupted by signal 15: this node leaves the job") !=
