@@ -23,24 +23,14 @@
 #include "primitives/process_group.hpp"
 #include "run_program.hpp"
 #include "transport/inproc.hpp"
+#include "with_groups.hpp"
 
 using namespace ringlab;
 using namespace std::chrono_literals;
 
 namespace {
 
-// Runs body(pg) on `world` ranks, each with its own ProcessGroup.
-void with_groups(int world, const std::function<void(ProcessGroup&)>& body,
-                 ProcessGroupOptions options = {}) {
-  options.timeout = 10s;
-  run_world(
-      world,
-      [&](Transport& transport) {
-        ProcessGroup pg(std::shared_ptr<Transport>(&transport, [](Transport*) {}), options);
-        body(pg);
-      },
-      options.timeout);
-}
+using ringlab::testing::with_groups;
 
 // What each rank threw, by rank ("" where it did not).
 std::vector<std::string> errors_of(int world, const std::function<void(ProcessGroup&)>& body) {

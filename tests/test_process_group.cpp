@@ -11,24 +11,14 @@
 
 #include "primitives/process_group.hpp"
 #include "transport/inproc.hpp"
+#include "with_groups.hpp"
 
 using namespace ringlab;
 using namespace std::chrono_literals;
 
 namespace {
 
-// Runs body(pg) on `world` ranks, each with its own ProcessGroup.
-void with_groups(int world, const std::function<void(ProcessGroup&)>& body,
-                 ProcessGroupOptions options = {}) {
-  if (options.timeout == kDefaultTimeout) options.timeout = 10s;
-  run_world(
-      world,
-      [&](Transport& transport) {
-        ProcessGroup pg(std::shared_ptr<Transport>(&transport, [](Transport*) {}), options);
-        body(pg);
-      },
-      options.timeout);
-}
+using ringlab::testing::with_groups;
 
 Tensor article_input(int rank) { return Tensor::arange(2, DType::Int64) + (1 + 2 * rank); }
 

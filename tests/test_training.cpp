@@ -35,6 +35,7 @@
 #include "training/sgd.hpp"
 #include "training_reference.hpp"
 #include "transport/inproc.hpp"
+#include "with_groups.hpp"
 
 using namespace ringlab;
 using namespace ringlab::training;
@@ -42,17 +43,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-void with_groups(int world, const std::function<void(ProcessGroup&)>& body) {
-  ProcessGroupOptions options;
-  options.timeout = 10s;
-  run_world(
-      world,
-      [&](Transport& transport) {
-        ProcessGroup pg(std::shared_ptr<Transport>(&transport, [](Transport*) {}), options);
-        body(pg);
-      },
-      options.timeout);
-}
+using ringlab::testing::with_groups;
 
 // What every rank threw, by rank ("" where it did not).
 struct Errors {
