@@ -11,7 +11,7 @@ ringlab_test(test_tcp
   test_tcp_rendezvous.cpp
   test_tcp_engine.cpp
   test_tcp_blame.cpp
-  LIBS ringlab_tcp ringlab_backends ringlab_primitives Boost::headers)
+  LIBS ringlab_tcp ringlab_backends ringlab_primitives ringlab_launcher Boost::headers)
 set_tests_properties(test_tcp PROPERTIES DISABLED TRUE)
 foreach(suite framing environment store transport collectives faults rendezvous engine blame)
   add_test(NAME test_tcp_${suite} COMMAND test_tcp --test-suite=tcp_${suite})
@@ -20,7 +20,7 @@ endforeach()
 
 # Blame under `ringlab run`: real ranks (tcp_fault_rank, from launch.cmake),
 # one frozen with SIGSTOP.
-ringlab_test(test_tcp_blame_launch test_tcp_blame_launch.cpp)
+ringlab_test(test_tcp_blame_launch test_tcp_blame_launch.cpp LIBS ringlab_launcher)
 target_compile_definitions(test_tcp_blame_launch PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
                                                          FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
 add_dependencies(test_tcp_blame_launch ringlab tcp_fault_rank)

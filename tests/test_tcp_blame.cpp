@@ -10,13 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "launcher/blame.hpp"
 #include "test_tcp_util.hpp"
 
 using namespace ringlab;
@@ -27,6 +27,9 @@ using namespace std::chrono_literals;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// The rank a message names first after the writer's own: what the launcher reads
+// from a rank's error (launcher/blame.hpp).
+using ringlab::launch::first_other_rank_named;
 
 enum class FreezeAt {
   BeforeRendezvous,  // the rank stops before it starts its rendezvous
@@ -56,20 +59,6 @@ const char* name_of(FreezeAt at) {
     case FreezeAt::AllReduce: return "in an all_reduce";
   }
   return "?";
-}
-
-// The first rank number other than `self` that text mentions ("rank 3"), or -1.
-int first_other_rank_named(const std::string& text, int self) {
-  for (std::size_t at = 0; (at = text.find("rank ", at)) != std::string::npos;) {
-    at += 5;
-    std::size_t digits = 0;
-    while (at + digits < text.size() && std::isdigit(static_cast<unsigned char>(text[at + digits])))
-      ++digits;
-    if (digits == 0) continue;
-    const int rank = std::stoi(text.substr(at, digits));
-    if (rank != self) return rank;
-  }
-  return -1;
 }
 
 struct Survivor {

@@ -5,16 +5,19 @@
 // The ranks are tcp_fault_rank (tests/tcp_fault_rank.cpp).
 #include <doctest/doctest.h>
 
-#include <cctype>
 #include <sstream>
 #include <string>
 
+#include "launcher/blame.hpp"
 #include "run_program.hpp"
 
 namespace {
 
 using ringlab::testing::kCleanEnvironment;
 using ringlab::testing::run_shell;
+// The rank a message names first after the writer's own: what the launcher reads
+// from a rank's error (launcher/blame.hpp).
+using ringlab::launch::first_other_rank_named;
 
 // The first line rank r wrote about its failure ("tcp_fault_rank: rank r: ..."), or "".
 std::string error_line_of(const std::string& output, int rank) {
@@ -23,20 +26,6 @@ std::string error_line_of(const std::string& output, int rank) {
   for (std::string line; std::getline(in, line);)
     if (line.rfind(prefix, 0) == 0) return line;
   return "";
-}
-
-// The first rank number other than `self` that text mentions ("rank 3"), or -1.
-int first_other_rank_named(const std::string& text, int self) {
-  for (std::size_t at = 0; (at = text.find("rank ", at)) != std::string::npos;) {
-    at += 5;
-    std::size_t digits = 0;
-    while (at + digits < text.size() && std::isdigit(static_cast<unsigned char>(text[at + digits])))
-      ++digits;
-    if (digits == 0) continue;
-    const int rank = std::stoi(text.substr(at, digits));
-    if (rank != self) return rank;
-  }
-  return -1;
 }
 
 }  // namespace
