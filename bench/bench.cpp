@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "primitives/algorithms.hpp"
+
 namespace ringlab::bench {
 
 namespace {
@@ -473,6 +475,12 @@ std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
     std::printf("# ringlab bench: %s, algorithm %s, %d ranks, backend %s\n", o.op.c_str(),
                 collective ? pg.algorithm(collective->id).c_str() : "-", pg.size(),
                 std::string(pg.backend()).c_str());
+    // auto's small-vector choice depends on the transport (all_reduce.cpp).
+    if (collective && collective->id == Collective::AllReduce &&
+        pg.algorithm(collective->id) == "auto" && pg.transport().prefers_fewer_messages())
+      std::printf("# a host runs more ranks than it has processors: auto takes %s up to %zu KiB\n",
+                  std::string(all_reduce_auto_choice(1, pg.size(), true)).c_str(),
+                  kAllReduceAutoSmallBytes >> 10);
     std::printf("#%11s %12s %8s %6s %5s %10s %8s %8s %6s\n", "size", "count", "type", "redop",
                 "root", "time", "algbw", "busbw", "#wrong");
     std::printf("#%11s %12s %8s %6s %5s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "",

@@ -104,6 +104,12 @@ void all_reduce_recursive_doubling(Comm&, Elems buf, ReduceOp op);
 void all_reduce_rabenseifner(Comm&, Elems buf, ReduceOp op);
 void all_reduce_binary_tree(Comm&, Elems buf, ReduceOp op);
 void all_reduce_auto(Comm&, Elems buf, ReduceOp op);  // by size: one of the above; the default
+// all_reduce_auto: vectors up to this size take the algorithm with the
+// fewest rounds (or, where the transport prefers it, the fewest messages).
+inline constexpr std::size_t kAllReduceAutoSmallBytes = 64 << 10;
+// The row all_reduce_auto runs for a vector of `bytes` on `ranks` ranks;
+// fewer_messages: the transport's prefers_fewer_messages().
+std::string_view all_reduce_auto_choice(std::size_t bytes, int ranks, bool fewer_messages);
 // all_to_all.cpp
 void all_to_all_pairwise(Comm&, Elems send, std::span<const Chunk> send_blocks, Elems recv,
                          std::span<const Chunk> recv_blocks);

@@ -56,9 +56,6 @@ using detail::folded_rank;
 using detail::slice;
 using detail::unfolded_rank;
 
-// all_reduce_auto: vectors up to this size take recursive doubling.
-constexpr std::size_t kAutoSmallBytes = 64 << 10;
-
 unsigned log2_exact(int pof2) {
   unsigned k = 0;
   while ((1 << k) < pof2) ++k;
@@ -232,17 +229,29 @@ void all_reduce_binary_tree(Comm& comm, Elems buf, ReduceOp op) {
 // fewest bytes, Rabenseifner needs 2 log2 P rounds against the ring's 2(P-1),
 // which tells when ranks wait on each other (on 4 ranks over loopback TCP it
 // was faster at every size from 256 KiB to 32 MiB, docs/benchmarks.md); where
-// P is not a power of two its fold sends more bytes, so the ring stays. Every
-// rank sees the same count and world size, so every rank picks the same
-// algorithm.
+// P is not a power of two its fold sends more bytes, so the ring stays.
+//
+// Where the transport prefers fewer messages (more ranks than processors on
+// a host, transport.hpp), a small vector's time is the processor time of its
+// messages, shared by the ranks, rather than its rounds: reduce_broadcast
+// sends 2(P-1) messages against recursive doubling's P log2 P (6 against 8
+// on 4 ranks; on 4 TCP ranks on 2 cores it was 16-18 % faster from 4 KiB to
+// 64 KiB, docs/benchmarks.md). On 2 ranks both send 2 messages, and
+// recursive doubling does it in one round.
+//
+// Every rank sees the same count, world size and transport answer, so every
+// rank picks the same algorithm.
+std::string_view all_reduce_auto_choice(std::size_t bytes, int ranks, bool fewer_messages) {
+  if (bytes <= kAllReduceAutoSmallBytes)
+    return fewer_messages && ranks > 2 ? "reduce_broadcast" : "recursive_doubling";
+  if (floor_pow2(ranks) == ranks) return "rabenseifner";
+  return "ring";
+}
+
 void all_reduce_auto(Comm& comm, Elems buf, ReduceOp op) {
-  const int P = comm.size();
-  if (buf.nbytes() <= kAutoSmallBytes)
-    all_reduce_recursive_doubling(comm, buf, op);
-  else if (floor_pow2(P) == P)
-    all_reduce_rabenseifner(comm, buf, op);
-  else
-    all_reduce_ring(comm, buf, op);
+  const std::string_view name =
+      all_reduce_auto_choice(buf.nbytes(), comm.size(), comm.transport().prefers_fewer_messages());
+  find_algorithm(all_reduce_algorithms(), Collective::AllReduce, name).run(comm, buf, op);
 }
 
 }  // namespace ringlab

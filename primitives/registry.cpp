@@ -53,8 +53,9 @@ constexpr Algorithm<AllReduceFn> kAllReduce[] = {
     {"binary_tree", "reduce up a binary tree rooted at 0, then broadcast down it",
      all_reduce_binary_tree},
     {"auto",
-     "recursive doubling up to 64 KiB (fewest rounds); above, the fewest bytes: rabenseifner "
-     "for a power-of-two world, else ring",
+     "recursive doubling up to 64 KiB (fewest rounds; reduce_broadcast, fewest messages, where "
+     "ranks outnumber a host's processors); above, the fewest bytes: rabenseifner for a "
+     "power-of-two world, else ring",
      all_reduce_auto},
 };
 constexpr Algorithm<AllGatherFn> kAllGather[] = {

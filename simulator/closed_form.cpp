@@ -425,12 +425,10 @@ void binary_tree(Form& f) {
   }
 }
 
-// all_reduce_auto's choice (all_reduce.cpp): recursive doubling up to 64 KiB,
-// above that rabenseifner for a power-of-two world, else the ring.
+// all_reduce_auto's choice, on the simulated transport: its messages do not
+// compete for processors (Transport::prefers_fewer_messages is false).
 std::string auto_choice(u64 bytes, u64 P) {
-  if (bytes <= (64u << 10)) return "recursive_doubling";
-  if ((P & (P - 1)) == 0) return "rabenseifner";
-  return "ring";
+  return std::string(all_reduce_auto_choice(bytes, static_cast<int>(P), false));
 }
 
 bool all_reduce_form(Form& f, const std::string& algorithm, std::string& why) {

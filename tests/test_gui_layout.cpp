@@ -250,7 +250,7 @@ TEST_CASE("the training steps at their 2 ranks: no box cut short, no label over 
   // from the smallest window up, no box is cut short, and no arrow's label
   // covers a ddp_step box's texts or cells.
   const std::vector<std::string> names = scenario_names();
-  for (const std::string& scenario : {"ddp_step", "horovod_step"}) {
+  for (const std::string scenario : {"ddp_step", "horovod_step"}) {
     REQUIRE(std::find(names.begin(), names.end(), scenario) != names.end());
     for (const LayoutFonts& fonts : fonts_to_try()) {
       GuiState state = make_state(scenario);

@@ -1,10 +1,15 @@
-// The reduce-scatter phases cut what a step sends into segments of
-// kReduceSegmentBytes in host memory, and not in GPU memory
-// (primitives/phases.hpp). Counted here through a transport that forwards
-// to the in-process one and can claim its memory is the GPU's; the results
-// are checked against the closed form of a sum.
+// Messages the algorithms send, counted through a transport that forwards
+// to the in-process one and can claim its memory is the GPU's, or that it
+// prefers fewer messages; the results are checked against the closed form of
+// a sum.
+// - The reduce-scatter phases cut what a step sends into segments of
+//   kReduceSegmentBytes in host memory, and not in GPU memory
+//   (primitives/phases.hpp).
+// - all_reduce's auto sends fewer messages for small vectors where the
+//   transport prefers that (all_reduce.cpp).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <vector>
 
 #include "primitives/algorithms.hpp"
@@ -19,7 +24,8 @@ namespace {
 // memory (the memory is still host memory: copy and reduce are the host's).
 class CountingTransport final : public Transport {
  public:
-  CountingTransport(Transport& inner, MemoryKind kind) : inner_(inner), kind_(kind) {
+  CountingTransport(Transport& inner, MemoryKind kind, bool fewer_messages = false)
+      : inner_(inner), kind_(kind), fewer_messages_(fewer_messages) {
     set_timeout(inner.timeout());
   }
   int rank() const override { return inner_.rank(); }
@@ -33,12 +39,19 @@ class CountingTransport final : public Transport {
     return inner_.irecv(src, tag, data);
   }
   MemoryKind memory() const override { return kind_; }
+  bool prefers_fewer_messages() const override { return fewer_messages_; }
   int sends = 0;
 
  private:
   Transport& inner_;
   MemoryKind kind_;
+  bool fewer_messages_;
 };
+
+// Rank r's element i: (i % 1000) + 1000 r; the sum over P ranks.
+float summed(std::size_t i, int P) {
+  return static_cast<float>(P * static_cast<int>(i % 1000) + 1000 * P * (P - 1) / 2);
+}
 
 // Each rank's messages in a 2-rank ring all_reduce of `count` float32 (two
 // equal blocks): the reduce-scatter step sends its block in `segments`
@@ -53,11 +66,31 @@ void check_ring(MemoryKind kind, std::size_t count, int expected_sends) {
     all_reduce_ring(comm, Elems{reinterpret_cast<std::byte*>(values.data()), count, DType::Float32},
                     ReduceOp::SUM);
     CHECK(counting.sends == expected_sends);
-    std::size_t wrong = 0;  // rank 0's i % 1000 plus rank 1's (i % 1000) + 1000
-    for (std::size_t i = 0; i < count; ++i)
-      wrong += values[i] != static_cast<float>(2 * (i % 1000) + 1000);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i) wrong += values[i] != summed(i, 2);
     CHECK(wrong == 0);
   });
+}
+
+// Messages sent by all P ranks in an auto all_reduce of `bytes` of float32,
+// through transports that prefer fewer messages or not.
+int auto_messages(int P, std::size_t bytes, bool fewer_messages) {
+  std::atomic<int> total{0};
+  run_world(P, [&](Transport& t) {
+    CountingTransport counting(t, MemoryKind::Host, fewer_messages);
+    const std::size_t count = bytes / sizeof(float);
+    std::vector<float> values(count);
+    for (std::size_t i = 0; i < count; ++i)
+      values[i] = static_cast<float>((i % 1000) + 1000 * t.rank());
+    Comm comm(counting, 0);
+    all_reduce_auto(comm, Elems{reinterpret_cast<std::byte*>(values.data()), count, DType::Float32},
+                    ReduceOp::SUM);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i) wrong += values[i] != summed(i, P);
+    CHECK(wrong == 0);
+    total += counting.sends;
+  });
+  return total;
 }
 
 }  // namespace
@@ -72,4 +105,27 @@ TEST_CASE("a reduce-scatter step is cut into segments in host memory, not in GPU
     check_ring(MemoryKind::Host, 2 * block, segments + 1);
     check_ring(MemoryKind::Device, 2 * block, 2);
   }
+}
+
+TEST_CASE("auto sends fewer messages for small vectors where the transport prefers it") {
+  // Up to 64 KiB: reduce_broadcast, where every rank but 0 sends its vector
+  // up once and receives the result once, 2(P-1) messages in all; otherwise
+  // recursive doubling, log2 P messages from every rank of a power-of-two
+  // world.
+  for (const std::size_t bytes : {std::size_t{4} << 10, kAllReduceAutoSmallBytes}) {
+    INFO(bytes << " bytes");
+    for (const int P : {3, 4, 5, 8}) {
+      INFO(P << " ranks");
+      CHECK(auto_messages(P, bytes, true) == 2 * (P - 1));
+    }
+    CHECK(auto_messages(4, bytes, false) == 4 * 2);
+    CHECK(auto_messages(8, bytes, false) == 8 * 3);
+  }
+  // On 2 ranks both send 2 messages, and recursive doubling takes one round.
+  CHECK(all_reduce_auto_choice(4 << 10, 2, true) == "recursive_doubling");
+  CHECK(auto_messages(2, 4 << 10, true) == 2);
+  // Above 64 KiB the bytes decide, either way: Rabenseifner on 4 ranks, 2
+  // halving and 2 doubling steps of one message from every rank.
+  CHECK(auto_messages(4, 2 * kAllReduceAutoSmallBytes, true) == 4 * 4);
+  CHECK(auto_messages(4, 2 * kAllReduceAutoSmallBytes, false) == 4 * 4);
 }

@@ -5,6 +5,7 @@
 // threads of this process connected over loopback (test_tcp_util.hpp).
 #include <doctest/doctest.h>
 
+#include <array>
 #include <chrono>
 #include <sstream>
 #include <string>
@@ -196,6 +197,10 @@ TEST_SUITE("tcp_rendezvous") {
       boost::asio::write(socket, boost::asio::buffer(encode_hello(hello)));
       std::this_thread::sleep_for(700ms);
       store.set("ringlab/tcp/done/1", "1");
+      // Step 6: rank 1's answer to "more ranks than processors?" (no).
+      const auto no = encode_frame_header({FrameKind::Data, 1, kSetupTag, 1});
+      boost::asio::write(socket, boost::asio::buffer(no));
+      boost::asio::write(socket, boost::asio::buffer(std::array<std::byte, 1>{}));
       rank0.join();
     }
     const auto took = Clock::now() - start;
@@ -210,6 +215,36 @@ TEST_SUITE("tcp_rendezvous") {
           line.find("rank 0: waiting for rank 1 to finish connecting to the others (") == 0;
     }
     CHECK(at_the_end >= 2);
+  }
+
+  TEST_CASE("the ranks agree whether a host runs more ranks than it has processors") {
+    // Every rank of these worlds runs on this host, so each counts all of
+    // them; one rank told of fewer processors than that makes every rank's
+    // transport prefer fewer messages.
+    struct World {
+      int ranks;
+      std::vector<int> processors;  // per rank
+      bool crowded;
+    };
+    for (const World& world :
+         {World{4, {4, 4, 4, 4}, false}, World{4, {4, 4, 4, 3}, true}, World{4, {3, 8, 8, 8}, true},
+          World{2, {2, 2}, false}, World{2, {1, 2}, true}, World{1, {1}, false}}) {
+      std::ostringstream told;
+      for (const int p : world.processors) told << ' ' << p;
+      INFO(world.ranks << " ranks, told of these processors:" << told.str());
+      std::vector<int> said(static_cast<std::size_t>(world.ranks), -1);
+      const auto errors = run_tcp(
+          world.ranks,
+          [&](TcpTransport& t) {
+            said[static_cast<std::size_t>(t.rank())] = t.prefers_fewer_messages() ? 1 : 0;
+          },
+          10s,
+          [&](Rendezvous& r) {
+            r.processors = world.processors[static_cast<std::size_t>(r.rank)];
+          });
+      CHECK(first_error(errors) == "");
+      for (const int answer : said) CHECK(answer == (world.crowded ? 1 : 0));
+    }
   }
 
 }  // TEST_SUITE

@@ -14,7 +14,9 @@ constexpr Tag kCollectiveBit = Tag{1} << 63;
 
 std::string describe_tag(Tag tag) {
   std::ostringstream out;
-  if (tag & kCollectiveBit)
+  if (tag == kSetupTag)
+    out << "the transport's setup";
+  else if (tag & kCollectiveBit)
     out << "collective #" << ((tag & ~kCollectiveBit) >> 20) << " step " << (tag & 0xFFFFF);
   else
     out << "tag " << tag;

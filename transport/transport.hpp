@@ -49,6 +49,9 @@ namespace ringlab {
 
 using Duration = std::chrono::milliseconds;
 using Tag = std::uint64_t;
+// The transport's own setup messages (the TCP ranks' agreement, tcp.hpp):
+// reserved, a collective sequence number no Comm reaches.
+inline constexpr Tag kSetupTag = ~Tag{0};
 using MutBytes = std::span<std::byte>;
 using ConstBytes = std::span<const std::byte>;
 
@@ -160,6 +163,16 @@ class Transport {
   // acc = acc op in, element-wise over acc.size() / element_size(dtype) elements.
   virtual void reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in);
   virtual void divide(DType dtype, MutBytes data, int world_size);
+
+  // Whether algorithms should send fewer messages rather than take fewer
+  // rounds. True where every message costs processor time that the ranks
+  // compete for: TCP ranks on a host that runs more of them than it has
+  // processors (each message is a sendmsg, a look at the socket and a read,
+  // and four ranks on two cores queue for the cores). Every rank gets the same
+  // answer (the TCP ranks agree on it when the transport is made), so
+  // algorithms may choose by it. False by default: the in-process transport's
+  // message is a copy, and its rounds (wake-ups) cost more than its messages.
+  virtual bool prefers_fewer_messages() const { return false; }
 
   Duration timeout() const { return timeout_; }
   void set_timeout(Duration timeout) { timeout_ = timeout; }

@@ -12,6 +12,8 @@
 //     reaching a rank's listener is logged and refused.
 //  5. Every other rank tells the store it is done; rank 0 waits for that, so
 //     it keeps the store up until every rank has read the addresses it needs.
+//  6. The ranks agree whether a host runs more ranks than it has processors
+//     (crowding.hpp), over the new connections.
 // Every step has the rendezvous deadline; a timeout names the ranks missing.
 // While rank 0 waits (steps 4 and 5) it logs every few seconds whom it waits
 // for (wait_report.hpp), so a job whose other ranks never come is not silent.
@@ -35,6 +37,7 @@
 #include <thread>
 
 #include "transport/tcp/asio.hpp"
+#include "transport/tcp/crowding.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/log.hpp"
 #include "transport/tcp/mesh.hpp"
@@ -332,8 +335,13 @@ std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
   else
     wait_until_all_done(r, store, deadline, report, connected.sockets);
 
+  const int processors = r.processors > 0 ? r.processors : processors_here();
+  const bool crowded = ranks_on_this_host(connected.sockets) > processors;
   impl->engine = std::make_shared<Engine>(r.rank, r.world_size, std::move(connected.io),
                                           std::move(connected.sockets));
+
+  // 6. Crowding.
+  impl->prefers_fewer_messages = any_rank_says(*impl->engine, crowded, r.timeout);
   auto transport = std::make_shared<TcpTransport>(std::move(impl));
   transport->set_timeout(r.timeout);
   return transport;

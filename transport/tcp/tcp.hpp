@@ -66,6 +66,10 @@ struct Rendezvous {
   // reaches the store may join; connect() allows that only while this rank
   // binds to loopback.
   std::string job_token;
+  // The processors this rank's host gives its ranks; 0: this process's CPU
+  // affinity. More ranks on the host than this, on any rank, makes the
+  // transport prefer fewer messages (crowding.hpp). Tests set it.
+  int processors = 0;
 };
 
 // Looks up one environment variable; nullptr when unset.
@@ -216,6 +220,8 @@ class TcpTransport final : public Transport {
   std::shared_ptr<Store> shared_store();
   // The job id every rank agreed on through the store (in the handshakes).
   std::uint64_t job_id() const;
+  // Agreed when the ranks connected (crowding.hpp).
+  bool prefers_fewer_messages() const override;
 
  private:
   std::unique_ptr<Impl> impl_;

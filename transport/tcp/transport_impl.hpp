@@ -17,6 +17,7 @@ class TcpTransport::Impl {
   std::shared_ptr<Store> store;
   std::uint64_t job_id = 0;
   std::shared_ptr<Engine> engine;
+  bool prefers_fewer_messages = false;
 };
 
 }  // namespace ringlab::tcp
