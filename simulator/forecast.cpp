@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "primitives/algorithms.hpp"
 #include "simulator/closed_form.hpp"
 #include "simulator/rank_program.hpp"
 #include "simulator/traffic.hpp"
@@ -71,11 +72,8 @@ Forecast from_traffic(const Scenario& s, const CostModel& model) {
   return f;
 }
 
-}  // namespace
-
-Forecast forecast(const Scenario& scenario, const CostModel& model, PredictionPath path) {
-  Scenario s = scenario;
-  s.values = ValueMode::Off;
+// forecast(), with auto already resolved where the model's cores decide it.
+Forecast forecast_as_named(Scenario s, const CostModel& model, PredictionPath path) {
   if (path == PredictionPath::Recorded) {
     const Run run = simulate(s);
     Forecast f;
@@ -120,6 +118,22 @@ Forecast forecast(const Scenario& scenario, const CostModel& model, PredictionPa
                                 std::to_string(s.ranks));
   Forecast f = from_traffic(s, model);
   f.why = why;
+  return f;
+}
+
+}  // namespace
+
+Forecast forecast(const Scenario& scenario, const CostModel& model, PredictionPath path) {
+  Scenario s = scenario;
+  s.values = ValueMode::Off;
+  // TCP ranks that outnumber their host's processors make auto send fewer
+  // messages (all_reduce.cpp); here the model's cores say whether they do.
+  const bool crowded_auto = s.collective == Collective::AllReduce && s.algorithm == "auto" &&
+                            model.cores > 0 && s.ranks > model.cores;
+  if (!crowded_auto) return forecast_as_named(s, model, path);
+  s.algorithm = all_reduce_auto_choice(s.count * element_size(s.dtype), s.ranks, true);
+  Forecast f = forecast_as_named(s, model, path);
+  f.algorithm = "auto";
   return f;
 }
 

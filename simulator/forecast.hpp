@@ -51,7 +51,9 @@ int max_ranks(PredictionPath path);
 // resolved name; throws std::invalid_argument naming no rank.
 std::string check_scenario(const Scenario& scenario, PredictionPath path);
 
-// Prices the scenario by `path` (Auto: the rule above). Throws
+// Prices the scenario by `path` (Auto: the rule above). all_reduce's auto
+// runs as it would on TCP ranks of one host with the model's cores (where
+// the ranks outnumber them it sends fewer messages, all_reduce.cpp). Throws
 // std::invalid_argument for a bad scenario or a path that cannot answer it
 // (saying why and which path can).
 Forecast forecast(const Scenario& scenario, const CostModel& model,

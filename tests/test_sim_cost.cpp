@@ -319,6 +319,28 @@ TEST_CASE("the cores term: in a step where more ranks than cores are busy, bytes
         doctest::Approx(2 * kAlpha + n * kBeta + 0.5 * n * kGamma).epsilon(1e-12).scale(0));
 }
 
+TEST_CASE("auto on more ranks than the model's cores runs as crowded TCP ranks do") {
+  // The TCP ranks of one host with fewer processors than ranks send fewer
+  // messages for small vectors (all_reduce.cpp): reduce_broadcast, 2(P-1)
+  // messages, against recursive doubling's P log2 P.
+  CostModel m = model(kAlpha, kBandwidth, kGamma);
+  Scenario s;
+  s.algorithm = "auto";
+  s.ranks = 4;
+  s.count = 1024;
+  for (const int cores : {0, 4, 2}) {
+    INFO(cores << " cores");
+    m.cores = cores;
+    const Forecast f = forecast(s, m);
+    CHECK(f.algorithm == "auto");
+    CHECK(f.runs_as == (cores == 2 ? "reduce_broadcast" : "recursive_doubling"));
+    CHECK(f.messages == (cores == 2 ? 6u : 8u));
+  }
+  // Above 64 KiB the bytes decide, crowded or not.
+  s.count = 1 << 20;
+  CHECK(forecast(s, m).runs_as == "rabenseifner");
+}
+
 TEST_CASE("the fit finds half duplex and a cache term where the times have them") {
   CostModel truth;
   truth.alpha_s = 9e-6;

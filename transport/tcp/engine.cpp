@@ -129,6 +129,12 @@ constexpr auto kSpin = std::chrono::microseconds(200);
 constexpr std::size_t kSpinBytes = 64 * 1024;
 constexpr auto kSlowYield = std::chrono::microseconds(1000);
 constexpr auto kSpinPause = std::chrono::milliseconds(100);
+// A spinning receive looks at its own peer's socket alone (one recv() that
+// may find nothing, where poll() and then recv() are two system calls), and
+// at every socket (poll(): other peers, writes, the wake-up) on every
+// kFullLookEvery-th look. Where ranks outnumber processors each system call
+// is processor time the others wait for.
+constexpr unsigned kFullLookEvery = 8;
 // How long a wait that ran out of time waits for the answers to "whom do you
 // wait for?": far more than a driving rank needs (a parked payload ahead of
 // the question moves within kParkLimit), far less than a timeout.
@@ -375,6 +381,7 @@ void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout)
       ~Unlist() { waits.erase(std::find(waits.begin(), waits.end(), op)); }
     } unlist{waits_, op.get()};
     bool polled = false;  // even a zero timeout gets one look at the sockets
+    unsigned looks = 0;   // while spinning (see kFullLookEvery)
     while (!op->done) {
       if (polled && Clock::now() >= deadline) {
         const std::string timed_out = timeout_message(rank_, is_send ? "send to" : "receive from",
@@ -401,7 +408,10 @@ void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout)
       driving_ = true;
       const bool spin = spin_.spins(bytes, started, Clock::now());
       try {
-        drive(lock, spin ? Clock::now() : deadline);  // spinning: a look that does not block
+        if (spin && !is_send && ++looks % kFullLookEvery != 0 && can_look_alone(op->peer))
+          read_ready(*connections_[static_cast<std::size_t>(op->peer)]);
+        else
+          drive(lock, spin ? Clock::now() : deadline);  // spinning: a look that does not block
       } catch (...) {
         driving_ = false;
         progressed_.notify_all();
@@ -929,6 +939,11 @@ void Engine::queue_control(Connection& c, FrameKind kind, std::vector<std::byte>
 
 bool Engine::writable(const Connection& c) const {
   return c.failure.empty() && c.send_failure.empty() && !c.sends.empty();
+}
+
+bool Engine::can_look_alone(int peer) const {
+  const Connection* c = connections_[static_cast<std::size_t>(peer)].get();
+  return c && c->failure.empty() && !c->parked && !sends_pending();
 }
 
 bool Engine::sends_pending() const {

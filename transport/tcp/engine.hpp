@@ -176,6 +176,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
   void queue_control(Connection& c, FrameKind kind, std::vector<std::byte> payload);
   bool writable(const Connection& c) const;
   bool sends_pending() const;
+  // A spinning wait may read this peer's socket without polling the others:
+  // it is open and not parked, and no send waits to be written.
+  bool can_look_alone(int peer) const;
   void complete(Op& op, std::string error = {}, int failed_peer = -1);
   void withdraw_locked(const std::shared_ptr<RecvOp>& op);
   void wake_driver();
