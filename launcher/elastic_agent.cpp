@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "launcher/agent_trace.hpp"
+#include "launcher/blame.hpp"
 #include "launcher/job_summary.hpp"
 #include "launcher/line_stream.hpp"
 #include "launcher/rendezvous.hpp"
@@ -183,13 +184,26 @@ ElasticAgent::RoundEnd ElasticAgent::run_round(const Round& round, const Endpoin
       claim_after = Clock::now() + std::max<Milliseconds>(Milliseconds(1000), 2 * o_.monitor_interval);
     return Clock::now() >= *claim_after;
   };
+  // What a local failure is blamed on settles once every local rank has
+  // ended or kCauseWindow has passed (blame.hpp): the rank that failed first
+  // is often reaped after the peers that failed because of it, and its own
+  // report read later. The other nodes are told only the settled cause.
+  std::optional<Clock::time_point> failure_seen_at;
+  const auto blame_settled = [&] {
+    if (!failure_seen_at) failure_seen_at = Clock::now();
+    return workers.finished() || Clock::now() - *failure_seen_at >= kCauseWindow;
+  };
   const auto claim_pending = [&] {
     return lost_store.empty() && workers.trouble_seen() && end.first_node == 0 &&
            workers.interrupted_by() == 0 && !may_claim();
   };
   while (!workers.finished() || claim_pending()) {
     const auto until_check = std::chrono::ceil<Milliseconds>(next_check - Clock::now());
-    const Milliseconds wait = std::clamp(until_check, Milliseconds(0), o_.monitor_interval);
+    Milliseconds wait = std::clamp(until_check, Milliseconds(0), o_.monitor_interval);
+    if (failure_seen_at && !failure_handled)  // wake when the blame settles
+      wait = std::clamp(
+          std::chrono::ceil<Milliseconds>(*failure_seen_at + kCauseWindow - Clock::now()),
+          Milliseconds(0), wait);
     if (workers.finished())
       std::this_thread::sleep_for(std::min(wait, Milliseconds(50)));
     else
@@ -208,8 +222,8 @@ ElasticAgent::RoundEnd ElasticAgent::run_round(const Round& round, const Endpoin
       // sign of it here (a rank's error line comes before the rank exits).
       if (workers.trouble_seen() && end.first_node == 0 && may_claim())
         end.first_node = rendezvous_.claim_first_failure(round.number);
-      if (workers.failure_seen() && !failure_handled && !claim_pending()) {
-        // Tell the other nodes at once; our other workers get stop_after to
+      if (workers.failure_seen() && !failure_handled && !claim_pending() && blame_settled()) {
+        // Tell the other nodes now; our other workers get stop_after to
         // fail by themselves first (the supervisor does that).
         failure_handled = true;
         const LaunchResult so_far = workers.result();
