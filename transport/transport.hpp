@@ -49,8 +49,8 @@ namespace ringlab {
 
 using Duration = std::chrono::milliseconds;
 using Tag = std::uint64_t;
-// The transport's own setup messages (the TCP ranks' agreement, tcp.hpp):
-// reserved, a collective sequence number no Comm reaches.
+// Reserved for the transport's own setup messages (the TCP ranks' agreement,
+// transport/tcp/crowding.hpp): a collective sequence number no Comm reaches.
 inline constexpr Tag kSetupTag = ~Tag{0};
 using MutBytes = std::span<std::byte>;
 using ConstBytes = std::span<const std::byte>;
