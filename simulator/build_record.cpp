@@ -150,16 +150,8 @@ std::uint32_t RecordBuilder::post_send(int r, int peer, Tag tag, int local_regio
   if (run_.messages.size() >= kMaxElem) throw std::length_error("record: too many messages");
   const auto index = static_cast<std::uint32_t>(run_.messages.size());
   run_.messages.push_back(m);
-  WaitingAt& waiting = waiting_[static_cast<std::size_t>(peer)];
-  auto it = std::find_if(waiting.receives.begin(), waiting.receives.end(),
-                         [&](const Waiting& w) { return w.src == r && w.tag == tag; });
-  if (it != waiting.receives.end()) {
-    const std::uint32_t receive = it->index;
-    waiting.receives.erase(it);
-    match(index, receive);
-  } else {
-    waiting.sends.push_back({r, tag, index});
-  }
+  if (const auto receive = waiting_[static_cast<std::size_t>(peer)].match_send(r, tag, index))
+    match(index, *receive);
   return index;
 }
 
@@ -176,16 +168,9 @@ std::uint32_t RecordBuilder::post_recv(int r, int peer, Tag tag, int local_regio
   rv.to = location(r, local_region, offset, count);
   rv.stamp = st.clock;
   rv.values_before = keep_values(before);
-  WaitingAt& waiting = waiting_[static_cast<std::size_t>(r)];
-  auto it = std::find_if(waiting.sends.begin(), waiting.sends.end(),
-                         [&](const Waiting& w) { return w.src == peer && w.tag == tag; });
-  if (it != waiting.sends.end()) {
-    const std::uint32_t message = it->index;
-    waiting.sends.erase(it);
-    match(message, index);
+  if (const auto message = waiting_[static_cast<std::size_t>(r)].match_receive(peer, tag, index)) {
+    match(*message, index);
     matched_ = kNone;  // matched at once: nobody waits on it
-  } else {
-    waiting.receives.push_back({peer, tag, index});
   }
   return index;
 }
@@ -374,7 +359,7 @@ Run RecordBuilder::finish() {
   // Sends whose receive never completed travel in their send step.
   for (auto& m : run_.messages)
     if (m.step == 0) m.step = m.send_step;
-  std::vector<WaitingAt>().swap(waiting_);
+  std::vector<detail::Unmatched>().swap(waiting_);
   std::vector<Receive>().swap(receives_);
   std::vector<ProvState>().swap(prov_);
   for (RankState& st : ranks_) std::deque<Landing>().swap(st.landings);

@@ -17,6 +17,7 @@
 #include "simulator/provenance.hpp"
 #include "simulator/record.hpp"
 #include "simulator/recording_transport.hpp"
+#include "simulator/unmatched.hpp"
 
 namespace ringlab::sim {
 
@@ -78,19 +79,6 @@ class RecordBuilder {
     Step stamp = 0;
     std::size_t values_before = 0;
   };
-  // Sends to and receives of one rank not matched yet, each kind in the
-  // order posted, so the first entry of a (src, tag) is its oldest: a scan
-  // from the front matches as the mailbox does. A send usually finds its
-  // receive at once or waits at the back; a receive usually finds its send
-  // near the front (fibers run a sender ahead, not behind).
-  struct Waiting {
-    int src;
-    Tag tag;
-    std::uint32_t index;  // the message (a send) or the receive
-  };
-  struct WaitingAt {  // one receiving rank's
-    std::deque<Waiting> sends, receives;
-  };
   RankState& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }
   int global(int r, int local) const;
   std::size_t esize(int region) const;
@@ -111,7 +99,7 @@ class RecordBuilder {
   std::vector<ProvState> prov_;  // per global region
   std::vector<Receive> receives_;
   std::vector<std::uint32_t> free_receives_;
-  std::vector<WaitingAt> waiting_;  // per receiving rank
+  std::vector<detail::Unmatched> waiting_;  // per receiving rank
   std::uint32_t matched_ = kNone;
   std::vector<ProvRun> scratch_a_, scratch_b_, scratch_c_;  // reused buffers of runs
 };

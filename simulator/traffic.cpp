@@ -16,7 +16,6 @@
 #include "simulator/traffic.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <numeric>
 #include <stdexcept>
 
@@ -24,6 +23,7 @@
 #include "simulator/free_slots.hpp"
 #include "simulator/permute.hpp"
 #include "simulator/rank_program.hpp"
+#include "simulator/unmatched.hpp"
 
 namespace ringlab::sim {
 
@@ -59,29 +59,15 @@ class TrafficLog {
         {stamp + 1, static_cast<std::uint32_t>(src), static_cast<std::uint32_t>(dst), bytes});
     bytes_sent_[static_cast<std::size_t>(src)] += bytes;
     ++messages_sent_[static_cast<std::size_t>(src)];
-    Waiting& waiting = waiting_[static_cast<std::size_t>(dst)];
-    auto it = std::find_if(waiting.receives.begin(), waiting.receives.end(),
-                           [&](const Entry& e) { return e.src == src && e.tag == tag; });
-    if (it != waiting.receives.end()) {
-      receives_[it->index].message = message;
-      waiting.receives.erase(it);
-    } else {
-      waiting.sends.push_back({src, tag, message});
-    }
+    if (const auto receive = waiting_[static_cast<std::size_t>(dst)].match_send(src, tag, message))
+      receives_[*receive].message = message;
     return stamp;
   }
   Posted post_receive(int dst, int src, Tag tag) {
     const std::uint32_t index = detail::take_slot(receives_, free_receives_);
     receives_[index] = {kNone, clock(dst)};
-    Waiting& waiting = waiting_[static_cast<std::size_t>(dst)];
-    auto it = std::find_if(waiting.sends.begin(), waiting.sends.end(),
-                           [&](const Entry& e) { return e.src == src && e.tag == tag; });
-    if (it != waiting.sends.end()) {
-      receives_[index].message = it->index;
-      waiting.sends.erase(it);
-    } else {
-      waiting.receives.push_back({src, tag, index});
-    }
+    if (const auto message = waiting_[static_cast<std::size_t>(dst)].match_receive(src, tag, index))
+      receives_[index].message = *message;
     return {index};
   }
   void complete_send(int src, Step stamp) { advance(src, stamp + 1); }
@@ -128,16 +114,6 @@ class TrafficLog {
     std::uint32_t message = kNone;
     Step stamp = 0;
   };
-  // Sends to one rank and its receives not matched yet, each kind in the
-  // order posted: the first entry of a (src, tag) is its oldest.
-  struct Entry {
-    int src;
-    Tag tag;
-    std::uint32_t index;  // the message, or the receive
-  };
-  struct Waiting {
-    std::deque<Entry> sends, receives;
-  };
 
   Step clock(int rank) const { return clock_[static_cast<std::size_t>(rank)]; }
   void advance(int rank, Step to) {
@@ -160,7 +136,7 @@ class TrafficLog {
   std::vector<TrafficMessage> messages_;
   std::vector<Receive> receives_;
   std::vector<std::uint32_t> free_receives_;
-  std::vector<Waiting> waiting_;  // per receiving rank
+  std::vector<detail::Unmatched> waiting_;  // per receiving rank
 };
 
 // Forwards to the fiber's request and tells the log once it completed.
