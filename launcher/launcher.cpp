@@ -39,7 +39,7 @@ std::string RankExit::describe() const {
 }
 
 void validate(const LaunchOptions& o) {
-  if (o.program.empty())
+  if (o.program.empty() && !o.rank_entry)
     throw std::invalid_argument(
         "no program to run: put it after --, e.g. ringlab run --nproc-per-node 4 -- ringlab "
         "lesson reduce");

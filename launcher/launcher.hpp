@@ -17,11 +17,17 @@
 // to its end. It knows nothing of what the ranks run: a traced launch
 // (backends/traced_launch.hpp) passes its variables in extra_environment and
 // merges the ranks' files afterwards.
+//
+// A rank is either an executed program (`program`, ringlab run's ranks) or a
+// fork of this process that runs a function (`rank_entry`: a program that
+// starts its own ranks, backends/rank_processes.hpp). Both are supervised,
+// blamed and stopped alike.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +36,9 @@
 namespace ringlab::launch {
 
 using Milliseconds = std::chrono::milliseconds;
+
+// The variables the launcher gives one rank, (name, value).
+using RankVariables = std::vector<std::pair<std::string, std::string>>;
 
 // Which of a rank's streams an option applies to, torchrun's way: "3" (both,
 // every rank) or "0:1,1:2" (stdout of local rank 0, stderr of local rank 1).
@@ -57,6 +66,14 @@ struct LaunchOptions {
   bool tee_prefix = false;  // start each line with "[rank r] "
   // argv of every rank: program (found on PATH if it has no '/') and arguments.
   std::vector<std::string> program;
+  // Instead of executing `program` (which may then be empty): every rank is a
+  // fork of this process that runs rank_entry(variables) and ends with the
+  // status it returns (spawn.hpp's spawn_forked says how a forked rank starts
+  // and ends). `variables` are the ones an executed rank would find in its
+  // environment (the torchrun ones, extra_environment, its error file, the job
+  // token), handed over as an argument: the launcher leaves the rank's
+  // environment as this process's (rank_entry may set what it wants there).
+  std::function<int(const RankVariables& variables)> rank_entry;
   // Variables set in every rank besides the torchrun ones (they win over these).
   std::vector<std::pair<std::string, std::string>> extra_environment;
   // Where the children's lines go (the launcher's own stdout/stderr by default).

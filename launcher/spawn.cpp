@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <iostream>
 #include <stdexcept>
 #include <string_view>
 
@@ -64,57 +67,128 @@ std::vector<std::string> child_environment(
   return result;
 }
 
-SpawnedChild spawn(const std::string& path, std::vector<std::string> argv,
-                   std::vector<std::string> environment, const std::string& what) {
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
-    throw std::runtime_error(system_error("cannot create a pipe"));
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
+namespace {
+
+struct Pipes {
+  int out[2] = {-1, -1};  // the child's stdout: read end, write end
+  int err[2] = {-1, -1};
+};
+
+Pipes make_pipes() {
+  Pipes p;
+  if (::pipe2(p.out, O_CLOEXEC) != 0) throw std::runtime_error(system_error("cannot create a pipe"));
+  if (::pipe2(p.err, O_CLOEXEC) != 0) {
+    ::close(p.out[0]);
+    ::close(p.out[1]);
     throw std::runtime_error(system_error("cannot create a pipe"));
   }
-  std::vector<char*> argv_pointers = pointers(argv);
-  std::vector<char*> env_pointers = pointers(environment);
-  const pid_t parent = ::getpid();
-  static constexpr char kExecFailed[] = "ringlab run: cannot execute the program (execve failed)\n";
+  return p;
+}
 
-  // Signals stay blocked across fork, so that no handler of ours runs in the
-  // child (it would write into our signal pipe) before it resets them.
+// Signals stay blocked across fork, so that no handler of ours runs in the
+// child (it would write into our signal pipe) before it resets them. Returns
+// fork()'s value; throws (naming `what`) when it fails.
+pid_t fork_with_signals_blocked(const Pipes& p, const std::string& what) {
   sigset_t all, previous;
   sigfillset(&all);
   ::sigprocmask(SIG_SETMASK, &all, &previous);
   const pid_t pid = ::fork();
   if (pid != 0) ::sigprocmask(SIG_SETMASK, &previous, nullptr);
   if (pid < 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    for (int fd : {p.out[0], p.out[1], p.err[0], p.err[1]}) ::close(fd);
     throw std::runtime_error(system_error("cannot start " + what));
   }
+  return pid;
+}
+
+// In the child, both kinds: only async-signal-safe calls. False when the
+// launcher is already gone.
+bool set_up_child(pid_t parent, const Pipes& p, bool every_handler) {
+  // If the launcher dies, so does the rank: no orphans left running.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) return false;
+  // Its own process group, so stopping the rank also stops what it started.
+  ::setpgid(0, 0);
+  for (int signal_number : {SIGCHLD, SIGINT, SIGTERM}) ::signal(signal_number, SIG_DFL);
+  // A forked rank, which no execve resets: every handler, ignored ones kept.
+  for (int signal_number = 1; every_handler && signal_number < NSIG; ++signal_number) {
+    struct sigaction action {};
+    if (::sigaction(signal_number, nullptr, &action) == 0 && action.sa_handler != SIG_IGN &&
+        action.sa_handler != SIG_DFL)
+      ::signal(signal_number, SIG_DFL);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::dup2(p.out[1], 1);
+  ::dup2(p.err[1], 2);
+  return true;
+}
+
+SpawnedChild parent_side(pid_t pid, const Pipes& p) {
+  ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
+  ::close(p.out[1]);
+  ::close(p.err[1]);
+  return {pid, p.out[0], p.err[0]};
+}
+
+// A forked rank from the fork to its end (spawn.hpp, spawn_forked).
+[[noreturn]] void run_forked_child(const std::function<int()>& entry, const Pipes& p,
+                                   pid_t parent) {
+  if (!set_up_child(parent, p, true)) ::_exit(127);
+  for (int fd : {p.out[0], p.out[1], p.err[0], p.err[1]}) ::close(fd);
+  std::setvbuf(stdout, nullptr, _IOFBF, BUFSIZ);
+  int status = 1;
+  try {
+    status = entry();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program_invocation_short_name, e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: error: an exception that is not a std::exception\n",
+                 program_invocation_short_name);
+  }
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // The one end of a forked rank (see spawn.hpp).
+  ::_exit(status);
+}
+
+}  // namespace
+
+SpawnedChild spawn(const std::string& path, std::vector<std::string> argv,
+                   std::vector<std::string> environment, const std::string& what) {
+  const Pipes p = make_pipes();
+  std::vector<char*> argv_pointers = pointers(argv);
+  std::vector<char*> env_pointers = pointers(environment);
+  const pid_t parent = ::getpid();
+  static constexpr char kExecFailed[] = "ringlab run: cannot execute the program (execve failed)\n";
+  const pid_t pid = fork_with_signals_blocked(p, what);
   if (pid == 0) {
-    // In the child: only async-signal-safe calls until execve.
-    // If the launcher dies, so does the rank: no orphans left running.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    // Its own process group, so stopping the rank also stops what it started.
-    ::setpgid(0, 0);
-    for (int signal_number : {SIGCHLD, SIGINT, SIGTERM}) ::signal(signal_number, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    // Nothing else of ours goes with it: not the store's sockets, not the
-    // other ranks' pipes (as torchrun's subprocesses, which close_fds).
-    if (::close_range(3, ~0U, 0) != 0)
-      for (int fd = 3; fd < 4096; ++fd) ::close(fd);
-    ::execve(path.c_str(), argv_pointers.data(), env_pointers.data());
-    [[maybe_unused]] const ssize_t ignored = ::write(2, kExecFailed, sizeof kExecFailed - 1);
+    if (set_up_child(parent, p, false)) {
+      // Nothing else of ours goes with it: not the store's sockets, not the
+      // other ranks' pipes (as torchrun's subprocesses, which close_fds).
+      if (::close_range(3, ~0U, 0) != 0)
+        for (int fd = 3; fd < 4096; ++fd) ::close(fd);
+      ::execve(path.c_str(), argv_pointers.data(), env_pointers.data());
+      [[maybe_unused]] const ssize_t ignored = ::write(2, kExecFailed, sizeof kExecFailed - 1);
+    }
     ::_exit(127);
   }
-  ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before any kill
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  return {pid, out_pipe[0], err_pipe[0]};
+  return parent_side(pid, p);
+}
+
+SpawnedChild spawn_forked(const std::function<int()>& entry, const std::string& what) {
+  // What this process has buffered would otherwise be written twice: once by
+  // it, once by the child's copy.
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const Pipes p = make_pipes();
+  const pid_t parent = ::getpid();
+  const pid_t pid = fork_with_signals_blocked(p, what);
+  if (pid == 0) run_forked_child(entry, p, parent);
+  return parent_side(pid, p);
 }
 
 }  // namespace ringlab::launch

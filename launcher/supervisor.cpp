@@ -84,7 +84,7 @@ Supervisor::~Supervisor() {
 
 void Supervisor::start() {
   const LaunchOptions& o = options_;
-  const std::string path = resolve_program(o.program.front());
+  const std::string path = o.rank_entry ? std::string() : resolve_program(o.program.front());
   std::string error_folder = o.error_file_folder;
   if (error_folder.empty()) error_folder = temporary_error_folder_ = make_temporary_folder();
   oom_kills_at_start_ = read_oom_kills(o.oom_kill_counter);
@@ -112,8 +112,10 @@ void Supervisor::start() {
       auto environment = rank_environment(o, master_port_, local);
       environment.emplace_back(kErrorFileVariable, c.error_file);
       if (!job_token.empty()) environment.emplace_back(kJobTokenVariable, job_token);
+      const std::string what = "rank " + std::to_string(c.rank);
       const SpawnedChild spawned =
-          spawn(path, o.program, child_environment(environment), "rank " + std::to_string(c.rank));
+          o.rank_entry ? spawn_forked([&] { return o.rank_entry(environment); }, what)
+                       : spawn(path, o.program, child_environment(environment), what);
       c.pid = c.exit.pid = spawned.pid;
       c.running = true;
       c.out.fd = spawned.stdout_fd;
