@@ -1,5 +1,6 @@
 #include "backends/backends.hpp"
 
+#include <mutex>
 #include <stdexcept>
 
 #include "backends/rows.hpp"
@@ -14,7 +15,7 @@ namespace {
 constexpr Backend kBackends[] = {
     {"inproc", "ranks as threads", run_inproc_world, nullptr},
     {"tcp", "ranks as processes over TCP; starts them itself unless run by ringlab run or torchrun",
-     run_tcp_world, init_tcp_process_group},
+     run_tcp_world, init_tcp_process_group, nullptr, run_tcp_process_world},
 #ifdef RINGLAB_WITH_NCCL
     {"nccl",
      "one GPU per rank, ranks as threads; the hand-written algorithms with every message sent by "
@@ -59,8 +60,39 @@ std::string cannot_run(std::string_view backend, int world) {
 }
 
 void run_ranks(std::string_view backend, int world, const RankBody& body,
-               const ProcessGroupOptions& group) {
-  find_backend(backend).run_world(world, body, group);
+               const ProcessGroupOptions& group, TraceSession* trace) {
+  const Backend& row = find_backend(backend);
+  if (!trace) return row.run_world(world, body, group);
+  if (!row.run_process_world)
+    throw std::invalid_argument("the " + std::string(backend) +
+                                " backend cannot trace its ranks, which are threads: a trace "
+                                "records ranks that are processes (tcp)");
+  row.run_process_world(
+      world,
+      [&](ProcessGroup& pg) {
+        body(pg);
+        return std::string();
+      },
+      group, trace);
+}
+
+std::vector<std::string> run_ranks_collecting(std::string_view backend, int world,
+                                              const AnswerBody& body,
+                                              const ProcessGroupOptions& group) {
+  const Backend& row = find_backend(backend);
+  if (row.run_process_world) return row.run_process_world(world, body, group, nullptr);
+  // Threads of this process: their answers land here directly.
+  std::vector<std::string> answers(static_cast<std::size_t>(world));
+  std::mutex answering;
+  row.run_world(
+      world,
+      [&](ProcessGroup& pg) {
+        std::string answer = body(pg);
+        const std::lock_guard lock(answering);
+        answers[static_cast<std::size_t>(pg.rank())] = std::move(answer);
+      },
+      group);
+  return answers;
 }
 
 }  // namespace backends

@@ -13,6 +13,12 @@
 //   auto pg = ringlab::init_process_group("tcp");   // dist.init_process_group("gloo")
 //   pg->all_reduce(tensor);
 //
+// A program that starts its own tcp ranks forks them at the call to run_ranks
+// (rank_processes.hpp says how, step by step): each rank runs the body and
+// ends there, and the program goes on after the call once every rank has
+// ended. Nothing happens before main and nothing ends the program: a failed
+// rank is an exception out of run_ranks that names it.
+//
 // The table is built in (no static registration), so a program that links
 // ringlab::ringlab gets every backend this build has.
 #pragma once
@@ -41,6 +47,10 @@ std::unique_ptr<ProcessGroup> init_process_group(std::string_view backend = "tcp
 namespace backends {
 
 using RankBody = std::function<void(ProcessGroup&)>;
+// A body that hands something back to the caller (run_ranks_collecting).
+using AnswerBody = std::function<std::string(ProcessGroup&)>;
+
+struct TraceSession;  // traced_launch.hpp
 
 struct Backend {
   std::string_view name;
@@ -54,6 +64,13 @@ struct Backend {
   // can), found without starting a rank and without throwing: nccl needs a GPU
   // per rank. nullptr: any world.
   std::string (*cannot_run)(int world) = nullptr;
+  // For a backend whose ranks may be processes this program starts (tcp):
+  // run_world with every rank's answer returned (answers[r] from rank r) and,
+  // given a TraceSession, the world traced into it. nullptr: the ranks are
+  // threads of this process, and are not traced.
+  std::vector<std::string> (*run_process_world)(int world, const AnswerBody& body,
+                                                const ProcessGroupOptions& group,
+                                                TraceSession* trace) = nullptr;
 };
 
 // Every backend this build has, the default (tcp) first.
@@ -69,9 +86,19 @@ std::string default_backend();  // "tcp"
 // or when the backend is not in this build: find_backend says that).
 std::string cannot_run(std::string_view backend, int world);
 
-// find_backend(backend).run_world(world, body, group).
+// find_backend(backend).run_world(world, body, group), the world traced into
+// `trace` when one is given (a backend that cannot trace throws
+// std::invalid_argument saying so).
 void run_ranks(std::string_view backend, int world, const RankBody& body,
-               const ProcessGroupOptions& group);
+               const ProcessGroupOptions& group, TraceSession* trace = nullptr);
+
+// run_ranks for a body that returns something: answers[r] is what rank r's
+// body returned, whether the ranks were threads of this process or processes
+// it started. In a process that is one rank of a launched job, only its own
+// rank's answer is there.
+std::vector<std::string> run_ranks_collecting(std::string_view backend, int world,
+                                              const AnswerBody& body,
+                                              const ProcessGroupOptions& group);
 
 }  // namespace backends
 }  // namespace ringlab

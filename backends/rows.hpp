@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/backends.hpp"
 
@@ -14,6 +15,9 @@ void run_inproc_world(int world, const RankBody& body, const ProcessGroupOptions
 
 // tcp.cpp: ranks as processes over TCP (transport/tcp/tcp.hpp).
 void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& group);
+std::vector<std::string> run_tcp_process_world(int world, const AnswerBody& body,
+                                               const ProcessGroupOptions& group,
+                                               TraceSession* trace);
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options);
 
 #ifdef RINGLAB_WITH_NCCL

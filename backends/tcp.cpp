@@ -2,45 +2,39 @@
 // (transport/tcp). The default backend of lessons and `ringlab bench`, and
 // init_process_group("tcp") for a program started by a launcher.
 //
-// Two ways a process gets here:
-//  - It already is a rank: `ringlab run` (or torchrun, Slurm, Open MPI) set
-//    RANK and WORLD_SIZE (or their own variables). It connects to the other
-//    ranks (tcp::from_environment + tcp::connect, once per process) and runs
-//    the body on this one rank.
-//  - It is not: like torch.multiprocessing.spawn, it starts `world` copies of
-//    its own executable with the same arguments through the launcher, which
-//    sets the rank variables, and waits for them. A failed rank fails the run.
+// Two ways a world of ranks gets here (run_tcp_process_world):
+//  - This process already is a rank: `ringlab run` (or torchrun, Slurm, Open
+//    MPI) set RANK and WORLD_SIZE (or their own variables). It connects to the
+//    other ranks once per process and runs the body on this one rank
+//    (run_as_launched_rank).
+//  - It is not: like torch.multiprocessing.spawn, it starts `world` ranks as
+//    forks of itself at the call (rank_processes.hpp), each connecting,
+//    running the body and ending there, and waits for them
+//    (start_own_ranks). A failed rank fails the call, named in its exception.
+//    A program may run several worlds one after another (`ringlab tour`):
+//    each call forks a fresh set of ranks, and what the program prints
+//    between the calls it prints once.
 //
-// A program may run several worlds one after another (`ringlab tour`): the
-// copies started for the k-th world get RINGLAB_RUN_CALL=k, skip the worlds
-// before it with their output silenced (the parent prints that part), run
-// world k and exit.
-//
-// Traces: under a traced launch (RINGLAB_TRACE_DIR set, traced_launch.hpp)
-// the rank wraps its connection in a sim::RecordingTransport with wall-clock
-// times and, after each world (also one that failed), writes everything it
-// recorded so far to RINGLAB_TRACE_DIR/rank<r>.json; the launcher merges the
-// files. When it starts the ranks itself, RINGLAB_TRACE (set by --trace)
-// names the merged file.
-#include <fcntl.h>
-#include <unistd.h>
-
+// Traces: a rank told to trace (RINGLAB_TRACE_DIR, traced_launch.hpp: in the
+// environment of a launched rank, among the variables of a forked one) wraps
+// its connection in a sim::RecordingTransport with wall-clock times and, after
+// each world (also one that failed), writes everything it recorded so far to
+// its rank<r>.json through ops/atomic_file; the launcher merges the files.
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "backends/rank_processes.hpp"
 #include "backends/rows.hpp"
 #include "backends/traced_launch.hpp"
-#include "launcher/launcher.hpp"
+#include "ops/atomic_file.hpp"
 #include "simulator/recording_transport.hpp"
 #include "simulator/trace.hpp"
 #include "transport/tcp/tcp.hpp"
@@ -49,197 +43,158 @@ namespace ringlab::backends {
 
 namespace {
 
-constexpr const char* kCallVariable = "RINGLAB_RUN_CALL";
+using Lookup = tcp::EnvironmentLookup;
 
-bool is_set(const char* name) { return std::getenv(name) != nullptr; }
+const char* from_environment(const char* name) { return std::getenv(name); }
 
 // The variables of the launchers tcp::from_environment understands.
 bool started_as_rank() {
-  return (is_set("RANK") && is_set("WORLD_SIZE")) ||
-         (is_set("SLURM_PROCID") && is_set("SLURM_NTASKS")) ||
-         (is_set("OMPI_COMM_WORLD_RANK") && is_set("OMPI_COMM_WORLD_SIZE"));
+  const auto set = [](const char* name) { return std::getenv(name) != nullptr; };
+  return (set("RANK") && set("WORLD_SIZE")) || (set("SLURM_PROCID") && set("SLURM_NTASKS")) ||
+         (set("OMPI_COMM_WORLD_RANK") && set("OMPI_COMM_WORLD_SIZE"));
 }
 
-// The world this copy was started for (-1: not started by this backend).
-int assigned_call() {
-  const char* value = std::getenv(kCallVariable);
-  return value ? std::atoi(value) : -1;
-}
-
-// A copy started for world k must not repeat what the parent printed before
-// world k: its stdout goes to /dev/null from the start until then. This runs
-// before main (a static object), so not a single line slips through.
-class StdoutSilencer {
- public:
-  StdoutSilencer() {
-    if (assigned_call() < 0) return;
-    const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    saved_ = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
-    if (null_fd >= 0 && saved_ >= 0) ::dup2(null_fd, 1);
-    if (null_fd >= 0) ::close(null_fd);
-  }
-  void restore() {
-    if (saved_ < 0) return;
-    std::fflush(stdout);
-    ::dup2(saved_, 1);
-    ::close(saved_);
-    saved_ = -1;
-  }
-
- private:
-  int saved_ = -1;
-};
-StdoutSilencer silencer;
-
-int next_call = 0;  // the index of the next world this process runs
-
-// argv of this process, from /proc (the backend is not handed main's argv).
-std::vector<std::string> own_command_line() {
-  std::ifstream file("/proc/self/cmdline", std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  std::vector<std::string> arguments;
-  for (std::size_t start = 0; start < text.size();) {
-    const std::size_t end = text.find('\0', start);
-    arguments.push_back(text.substr(start, end - start));
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  char path[PATH_MAX];
-  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (arguments.empty() || length <= 0)
-    throw std::runtime_error(
-        "tcp backend: cannot read this program's command line from /proc to start its ranks; "
-        "start them yourself with ringlab run --nproc-per-node N -- PROGRAM ARGS");
-  // Run the very same executable, whatever PATH says.
-  arguments.front().assign(path, static_cast<std::size_t>(length));
-  return arguments;
-}
-
-// One connection to the other ranks for the whole process: a program that
-// runs several worlds in a row (`ringlab tour` under ringlab run) reuses it
-// rather than meeting again at the same MASTER_PORT, where a fast rank could
-// reach the store of the previous meeting just as rank 0 closes it. Each world
-// gets a fresh ProcessGroup on it (its collectives numbered from 0 again; the
-// previous world's messages all came first on every connection).
+// One rank's connection to the others, and its trace when it records one.
 struct RankConnection {
   tcp::Rendezvous me;
+  // RINGLAB_TIMEOUT_MS, when set, wins over the group's timeout (as in
+  // init_process_group); otherwise the group's timeout also limits the meeting.
+  bool timeout_from_environment = false;
   std::shared_ptr<tcp::TcpTransport> transport;
-  // Traced launch only: records every operation of this process, all worlds.
+  // Traced only: records every operation of this rank, all its worlds.
   std::shared_ptr<sim::RecordingTransport> recorder;
-  std::string trace_path;
-  std::size_t trace_max_events = sim::TraceOptions{}.max_events;
-  std::int64_t trace_origin_ns = 0;
+  std::optional<RankTrace> trace;
 };
 
-void start_recording(RankConnection& connection) {
-  const char* folder = std::getenv(kTraceDirVariable);
-  if (!folder || !*folder) return;
+// Where and who this rank is, from its variables; not connected yet.
+RankConnection rank_of(const Lookup& lookup, const ProcessGroupOptions& group) {
+  RankConnection connection;
+  connection.me = tcp::from_environment(lookup);  // names a missing or bad variable
+  connection.timeout_from_environment = lookup("RINGLAB_TIMEOUT_MS") != nullptr;
+  if (!connection.timeout_from_environment) connection.me.timeout = group.timeout;
+  return connection;
+}
+
+void connect(RankConnection& connection, const Lookup& lookup) {
+  connection.transport = tcp::connect(connection.me);
+  connection.trace = rank_trace(connection.me.rank, lookup);
+  if (!connection.trace) return;
   sim::RecordOptions options;
   options.wall_clock = true;
   connection.recorder = std::make_shared<sim::RecordingTransport>(*connection.transport, options);
-  connection.trace_path = rank_trace_path(folder, connection.me.rank);
-  if (const char* limit = std::getenv(kTraceMaxEventsVariable))
-    connection.trace_max_events = std::max<std::size_t>(1, std::strtoull(limit, nullptr, 10));
-  if (const char* origin = std::getenv(kTraceOriginVariable))
-    connection.trace_origin_ns = std::strtoll(origin, nullptr, 10);
 }
 
-// Writes (again) everything recorded so far. Through a temporary file and a
-// rename, so the launcher never merges half a file of a rank killed while
-// writing. A trace that cannot be written costs the trace, not the run.
+// Writes (again) everything recorded so far, atomically: the launcher never
+// merges half a file of a rank killed while writing. A trace that cannot be
+// written costs the trace, not the run.
 void write_trace(const RankConnection& connection) {
-  const std::string partial = connection.trace_path + ".partial";
+  const RankTrace& trace = *connection.trace;
+  sim::TraceOptions options;
+  options.max_events = trace.max_events;
+  options.process_name = "ringlab (tcp)";
+  options.time_origin_ns = trace.time_origin_ns;
+  options.flow_series = trace.flow_series;
   try {
-    {
-      std::ofstream out(partial);
-      if (!out) throw std::runtime_error("cannot open '" + partial + "'");
-      sim::TraceOptions options;
-      options.max_events = connection.trace_max_events;
-      options.process_name = "ringlab (tcp)";
-      options.time_origin_ns = connection.trace_origin_ns;
-      // A copy started for world k counts its messages from 0 like the
-      // copies of the other worlds, which share the file: series k + 1.
-      options.flow_series = static_cast<std::uint32_t>(assigned_call() + 1);
+    write_file_atomically(trace.path, "trace file", [&](std::ostream& out) {
       sim::write_rank_trace(connection.recorder->log(), out, options);
-      if (!out) throw std::runtime_error("cannot write '" + partial + "'");
-    }
-    std::filesystem::rename(partial, connection.trace_path);
+    });
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tcp backend: rank %d: no trace written: %s\n", connection.me.rank, e.what());
+    std::fprintf(stderr, "tcp backend: rank %d: no trace written: %s\n", connection.me.rank,
+                 e.what());
   }
 }
 
-void run_as_rank(int world, const std::function<void(ProcessGroup&)>& body,
-                 const ProcessGroupOptions& group) {
-  static RankConnection connection;
-  // RINGLAB_TIMEOUT_MS, when set, wins over --timeout-ms (as in
-  // tcp::init_process_group); otherwise --timeout-ms also limits the meeting.
-  const bool timeout_from_environment = is_set("RINGLAB_TIMEOUT_MS");
-  if (!connection.transport) {
-    connection.me = tcp::from_environment();  // names a missing or bad variable
-    if (!timeout_from_environment) connection.me.timeout = group.timeout;
-  }
-  const tcp::Rendezvous& me = connection.me;
-  if (me.world_size != world)
-    throw std::invalid_argument(
-        "this process is rank " + std::to_string(me.rank) + " of a world of " +
-        std::to_string(me.world_size) + " (WORLD_SIZE or the launcher's variables), but it was "
-        "asked to run " + std::to_string(world) + " ranks: pass --world-size " +
-        std::to_string(me.world_size) + " (-n " + std::to_string(me.world_size) +
-        "), or start " + std::to_string(world) + " ranks (ringlab run --nproc-per-node " +
-        std::to_string(world) + " -- ...)");
-  if (!connection.transport) {
-    connection.transport = tcp::connect(me);
-    start_recording(connection);
-  }
+// One world on a connected rank: a fresh ProcessGroup (its collectives
+// numbered from 0; an earlier world's messages all came first on every
+// connection), gone before the log is read. A failed world still leaves its
+// trace.
+std::string run_world_on(const RankConnection& connection, const AnswerBody& body,
+                         const ProcessGroupOptions& group) {
   ProcessGroupOptions options = group;
-  if (timeout_from_environment) options.timeout = me.timeout;
+  if (connection.timeout_from_environment) options.timeout = connection.me.timeout;
   if (!connection.recorder) {
     ProcessGroup pg(connection.transport, options);
-    body(pg);
-    return;
+    return body(pg);
   }
-  // The group is gone (its queued work finished or abandoned) before the
-  // log is read; a failed world still leaves its trace.
+  std::string answer;
   std::exception_ptr failure;
   try {
     ProcessGroup pg(connection.recorder, options);
-    body(pg);
+    answer = body(pg);
   } catch (...) {
     failure = std::current_exception();
   }
   write_trace(connection);
   if (failure) std::rethrow_exception(failure);
+  return answer;
 }
 
-void spawn_ranks(int world, int call) {
-  // Set when a world of this process was traced: later worlds add to it.
-  static bool traced_before = false;
-  // The time 0 of every world's trace: the first world's start.
-  static const std::int64_t trace_origin_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now().time_since_epoch())
-          .count();
-  launch::LaunchOptions options;
-  options.name = "ringlab (tcp backend)";
-  options.nproc_per_node = world;
-  options.program = own_command_line();
-  options.extra_environment = {{kCallVariable, std::to_string(call)}};
-  const char* trace_output = std::getenv(kTraceOutputVariable);
-  launch::LaunchResult result;
-  if (trace_output && *trace_output) {
-    TraceOptions trace;
-    trace.output = trace_output;
-    trace.append = traced_before;
-    trace.time_origin_ns = trace_origin_ns;
-    TraceResult traced;
-    result = launch_traced(options, trace, traced);
-    traced_before = traced_before || !traced.traced_ranks.empty();
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s: %s\n", options.name.c_str(), traced.message.c_str());
-  } else {
-    result = launch::launch(options);
+void check_world(const tcp::Rendezvous& me, int world) {
+  if (me.world_size == world) return;
+  throw std::invalid_argument(
+      "this process is rank " + std::to_string(me.rank) + " of a world of " +
+      std::to_string(me.world_size) + " (WORLD_SIZE or the launcher's variables), but it was "
+      "asked to run " + std::to_string(world) + " ranks: pass --world-size " +
+      std::to_string(me.world_size) + " (-n " + std::to_string(me.world_size) + "), or start " +
+      std::to_string(world) + " ranks (ringlab run --nproc-per-node " + std::to_string(world) +
+      " -- ...)");
+}
+
+// This process is one rank of a launched job. It keeps one connection for all
+// the worlds it runs (`ringlab tour` under ringlab run) rather than meeting
+// again at the same MASTER_PORT, where a fast rank could reach the store of
+// the previous meeting just as rank 0 closes it: the one connection of this
+// process, as torch.distributed keeps its default group. Its answer is the
+// only one this process has.
+std::vector<std::string> run_as_launched_rank(int world, const AnswerBody& body,
+                                              const ProcessGroupOptions& group) {
+  static RankConnection connection;
+  if (!connection.transport) {
+    RankConnection meeting = rank_of(from_environment, group);
+    check_world(meeting.me, world);
+    connect(meeting, from_environment);
+    connection = std::move(meeting);
   }
+  check_world(connection.me, world);
+  std::vector<std::string> answers(static_cast<std::size_t>(world));
+  answers[static_cast<std::size_t>(connection.me.rank)] = run_world_on(connection, body, group);
+  return answers;
+}
+
+std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// This process is no rank: it forks `world` of them, which end when their
+// body does (rank_processes.hpp), and waits for them.
+std::vector<std::string> start_own_ranks(int world, const AnswerBody& body,
+                                         const ProcessGroupOptions& group, TraceSession* session) {
+  RankProcessOptions options;
+  options.name = "ringlab (tcp backend)";
+  std::uint32_t flow_series = 0;
+  if (session) {
+    if (session->time_origin_ns == 0) session->time_origin_ns = steady_now_ns();
+    options.trace = TraceOptions{};
+    options.trace->output = session->output;
+    options.trace->append = session->written;
+    options.trace->time_origin_ns = session->time_origin_ns;
+    // Each world's ranks count their messages from 0: a series per world.
+    flow_series = ++session->worlds;
+  }
+  RankProcesses ranks = run_rank_processes(world, options, [&](const RankStart& start) {
+    RankConnection connection = rank_of(start.lookup(), group);
+    connect(connection, start.lookup());
+    if (connection.trace) connection.trace->flow_series = flow_series;
+    return run_world_on(connection, body, group);
+  });
+  if (session) {
+    session->written = session->written || !ranks.traced.traced_ranks.empty();
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: %s\n", options.name.c_str(), ranks.traced.message.c_str());
+  }
+  const launch::LaunchResult& result = ranks.launch;
   if (result.exit_code != 0) {
     // "Its error is above" only when the rank blamed wrote one.
     const bool said_why = result.first_failure && !result.first_failure->error.empty();
@@ -247,31 +202,31 @@ void spawn_ranks(int world, int call) {
                              (said_why ? " (its error is above; " : " (it printed no error; ") +
                              "run with --backend inproc to compare)");
   }
+  return ranks.answers;
 }
 
 }  // namespace
 
+std::vector<std::string> run_tcp_process_world(int world, const AnswerBody& body,
+                                               const ProcessGroupOptions& group,
+                                               TraceSession* trace) {
+  if (started_as_rank()) return run_as_launched_rank(world, body, group);
+  return start_own_ranks(world, body, group, trace);
+}
+
 void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& group) {
-  const int call = next_call++;
-  const int assigned = assigned_call();
-  if (assigned >= 0) {
-    // A copy started by spawn_ranks: run only the world it was started for.
-    if (call < assigned) return;
-    silencer.restore();
-    run_as_rank(world, body, group);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::exit(0);  // the parent runs whatever comes next
-  }
-  if (started_as_rank())
-    run_as_rank(world, body, group);
-  else
-    spawn_ranks(world, call);
+  run_tcp_process_world(
+      world,
+      [&](ProcessGroup& pg) {
+        body(pg);
+        return std::string();
+      },
+      group, nullptr);
 }
 
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options) {
   tcp::Rendezvous rendezvous = tcp::from_environment();
-  if (is_set("RINGLAB_TIMEOUT_MS"))
+  if (std::getenv("RINGLAB_TIMEOUT_MS"))
     options.timeout = rendezvous.timeout;
   else
     rendezvous.timeout = options.timeout;

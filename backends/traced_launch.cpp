@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -92,6 +93,19 @@ void merge_rank_traces(const launch::LaunchOptions& o, const TraceOptions& trace
 
 std::string rank_trace_path(const std::string& folder, int rank) {
   return (std::filesystem::path(folder) / ("rank" + std::to_string(rank) + ".json")).string();
+}
+
+std::optional<RankTrace> rank_trace(int rank,
+                                    const std::function<const char*(const char*)>& lookup) {
+  const char* folder = lookup(kTraceDirVariable);
+  if (!folder || !*folder) return std::nullopt;
+  RankTrace trace;
+  trace.path = rank_trace_path(folder, rank);
+  if (const char* limit = lookup(kTraceMaxEventsVariable))
+    trace.max_events = std::max<std::size_t>(1, std::strtoull(limit, nullptr, 10));
+  if (const char* origin = lookup(kTraceOriginVariable))
+    trace.time_origin_ns = std::strtoll(origin, nullptr, 10);
+  return trace;
 }
 
 launch::LaunchResult launch_traced(const launch::LaunchOptions& options, const TraceOptions& trace,

@@ -1,16 +1,23 @@
 // A launch whose ranks record their transport, merged into one Chrome trace
-// (Perfetto, chrome://tracing): `ringlab run --trace`, and the tcp backend's
-// own launches under `ringlab lesson/tour/bench --trace`.
+// (Perfetto, chrome://tracing): `ringlab run --trace`, and the worlds a
+// program starts itself under `ringlab lesson/tour/bench --trace` (a
+// TraceSession handed to run_ranks).
 //
-// Every rank gets RINGLAB_TRACE_DIR, a temporary folder; a rank whose process
+// Every rank gets RINGLAB_TRACE_DIR, a temporary folder (and the two
+// variables below): in its environment when it is an executed program, as
+// an argument when it is a fork (rank_processes.hpp). A rank whose process
 // group comes from the tcp backend records its operations with wall-clock
-// times and writes rank<r>.json there (also when it fails). After the ranks
-// exit, failed or not, the files found are merged into the output
-// (simulator/trace.hpp's merge_traces) and the folder is removed.
+// times and writes rank<r>.json there, atomically (also when it fails). After
+// the ranks exit, failed or not, the files found are merged into the output
+// (simulator/trace.hpp's merge_traces) and the folder is removed. README's
+// `ringlab run --trace` lists the variables: a program of one's own may read
+// them too.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +31,41 @@ inline constexpr const char* kTraceDirVariable = "RINGLAB_TRACE_DIR";
 inline constexpr const char* kTraceOriginVariable = "RINGLAB_TRACE_ORIGIN_NS";
 // Single events each rank writes before aggregating the rest.
 inline constexpr const char* kTraceMaxEventsVariable = "RINGLAB_TRACE_MAX_EVENTS";
-// The trace file a program asked for with --trace (`ringlab lesson`, `tour`,
-// `bench`): read by the tcp backend when it starts the ranks itself.
-inline constexpr const char* kTraceOutputVariable = "RINGLAB_TRACE";
 
 // Where rank `rank` of a traced launch writes its trace in `folder`.
 std::string rank_trace_path(const std::string& folder, int rank);
+
+// What one rank of a traced launch writes, and where.
+struct RankTrace {
+  std::string path;  // RINGLAB_TRACE_DIR/rank<r>.json
+  std::size_t max_events = 200000;  // RINGLAB_TRACE_MAX_EVENTS
+  std::int64_t time_origin_ns = 0;  // RINGLAB_TRACE_ORIGIN_NS
+  // Worlds that number their messages from 0 each but share one file (a
+  // TraceSession's) number their arrows in series of their own.
+  std::uint32_t flow_series = 0;
+};
+
+// The trace rank `rank` writes, from the variables above read through
+// `lookup` (its environment, or a forked rank's RankStart); nothing when
+// RINGLAB_TRACE_DIR is unset or empty: the launch is not traced.
+std::optional<RankTrace> rank_trace(int rank,
+                                    const std::function<const char*(const char*)>& lookup);
+
+// `--trace FILE` of a program that starts its own worlds (ringlab lesson,
+// tour, bench): the program makes one and hands it to run_ranks. Each world's
+// ranks record, and after the world their traces are merged into `output`,
+// a later world's added to the earlier ones' on one time axis.
+struct TraceSession {
+  explicit TraceSession(std::string file) : output(std::move(file)) {}
+  std::string output;
+  // The steady-clock time (ns) every world's trace shows as 0: when the first
+  // world started (0: none has yet).
+  std::int64_t time_origin_ns = 0;
+  // Worlds started so far: world k's ranks draw arrows in series k + 1.
+  std::uint32_t worlds = 0;
+  // `output` holds an earlier world's traces: merge into it.
+  bool written = false;
+};
 
 struct TraceOptions {
   // Chrome trace JSON of the run. With nnodes > 1 each node writes its own ranks.

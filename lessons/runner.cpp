@@ -106,7 +106,7 @@ void run_worlds(const Lesson& lesson, const RunOptions& options, bool announce) 
           }
           lesson.run(pg, options.args);
         },
-        group);
+        group, options.trace);
 }
 
 }  // namespace

@@ -14,6 +14,8 @@ struct RunOptions {
   std::string backend;  // "": backends::default_backend()
   LessonArgs args;
   ProcessGroupOptions group;
+  // --trace FILE: the worlds are traced into it (backends/traced_launch.hpp).
+  backends::TraceSession* trace = nullptr;
 };
 
 // The backend the options name, or the default.

@@ -176,7 +176,7 @@ bool in_this_build(std::string_view backend) {
 }
 
 SupportCell run_probe(std::string_view backend, int world, void (*probe)(ProcessGroup&),
-                      const ProcessGroupOptions& group) {
+                      const ProcessGroupOptions& group, backends::TraceSession* trace) {
   std::atomic<int> ranks_here{0};
   try {
     backends::run_ranks(
@@ -185,7 +185,7 @@ SupportCell run_probe(std::string_view backend, int world, void (*probe)(Process
           ++ranks_here;
           probe(pg);
         },
-        group);
+        group, trace);
     return {Verdict::Ran, ""};
   } catch (const std::exception& error) {
     // Some ranks of this world ran here and the others elsewhere: this
@@ -230,7 +230,8 @@ std::string_view cell_text(const SupportCell& cell) {
 
 std::span<const ArticleSupportRow> article_support_rows() { return kArticleRows; }
 
-SupportColumn check_support(std::string_view backend, int world, const ProcessGroupOptions& group) {
+SupportColumn check_support(std::string_view backend, int world, const ProcessGroupOptions& group,
+                            backends::TraceSession* trace) {
   SupportColumn column{std::string(backend), backend == "nccl" ? "GPU" : "CPU", {}};
   std::string why_not;
   if (!in_this_build(backend))
@@ -238,7 +239,7 @@ SupportColumn check_support(std::string_view backend, int world, const ProcessGr
   else
     why_not = backends::cannot_run(backend, world);
   for (auto probe : kProbes)
-    column.cells.push_back(why_not.empty() ? run_probe(backend, world, probe, group)
+    column.cells.push_back(why_not.empty() ? run_probe(backend, world, probe, group, trace)
                                            : SupportCell{Verdict::NotRun, why_not});
   return column;
 }
@@ -319,10 +320,7 @@ std::string support_world_problem(int world) {
 
 void support(const RunOptions& options) {
   const int world = world_size_of(find_lesson("support"), options);
-  // tcp first: the copies of this program that it starts as ranks run the
-  // lesson up to their own world and exit there, so they never repeat the
-  // other columns.
-  const SupportColumn tcp = check_support("tcp", world, options.group);
+  const SupportColumn tcp = check_support("tcp", world, options.group, options.trace);
   const SupportColumn inproc = check_support("inproc", world, options.group);
   const SupportColumn nccl = check_support("nccl", world, options.group);
   const std::vector<SupportColumn> columns{inproc, tcp, nccl};

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/backends.hpp"
 #include "primitives/process_group.hpp"
 
 namespace ringlab::lessons {
@@ -47,7 +48,9 @@ struct SupportColumn {
 // started for them. A failure on a rank of a world whose other ranks are
 // other processes (tcp) is that rank's failure: it is rethrown, as in any
 // lesson, and the process that started the world sees it as the cell's.
-SupportColumn check_support(std::string_view backend, int world, const ProcessGroupOptions& group);
+// With a trace (tcp only), every world is traced into it.
+SupportColumn check_support(std::string_view backend, int world, const ProcessGroupOptions& group,
+                            backends::TraceSession* trace = nullptr);
 
 // The table (the article's six columns, then the given ones) and the
 // footnotes that say what a ringlab cell means and why any cell is not ✓.

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct BenchCommand {
   std::string dtype = "float32";
   std::string redop = "sum";
   int timeout_ms = 60000;
+  std::optional<backends::TraceSession> trace;  // --trace FILE
 };
 
 // What the ranks would each find wrong after printing the header, found
@@ -113,7 +115,7 @@ void add_bench_command(CLI::App& app) {
       ->check(whole_number(1, kMaxInt, "a number of timed runs"));
   sub->add_option("--timeout-ms", cmd->timeout_ms, "limit of every wait")
       ->check(whole_number(1, kMaxInt, "a number of milliseconds"));
-  add_trace_option(*sub);
+  add_trace_option(*sub, cmd->trace);
   sub->callback([cmd, sub] {
     auto& o = cmd->options;
     std::tie(o.min_bytes, o.max_bytes) = bench::parse_size_range(cmd->sizes);
@@ -126,8 +128,9 @@ void add_bench_command(CLI::App& app) {
     ProcessGroupOptions group;
     group.timeout = Duration(cmd->timeout_ms);
     group.check_arguments = false;  // time the collective, not the argument exchange
-    backends::run_ranks(cmd->backend, cmd->ranks,
-                       [&](ProcessGroup& pg) { bench::run(pg, o); }, group);
+    backends::run_ranks(
+        cmd->backend, cmd->ranks, [&](ProcessGroup& pg) { bench::run(pg, o); }, group,
+        cmd->trace ? &*cmd->trace : nullptr);
   });
 }
 const CommandRegistrar registrar(add_bench_command);

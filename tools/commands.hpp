@@ -8,7 +8,10 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <string>
+
+#include "backends/traced_launch.hpp"
 
 namespace ringlab::cli {
 
@@ -21,10 +24,11 @@ struct CommandRegistrar {
 // Adds every registered subcommand, in registration order.
 void add_registered_commands(CLI::App& app);
 
-// --trace FILE for a command whose ranks come from backends::run_ranks: the
-// tcp backend's ranks record their transport and the launcher merges their
-// traces into FILE (tools/run_command.cpp).
-void add_trace_option(CLI::App& sub);
+// --trace FILE for a command whose ranks come from backends::run_ranks: it
+// makes `session`, which the command hands to run_ranks; the tcp backend's
+// ranks record their transport and the launcher merges their traces into FILE
+// (tools/run_command.cpp).
+void add_trace_option(CLI::App& sub, std::optional<backends::TraceSession>& session);
 
 // The largest value of an int option (2147483647); also the longest timeout
 // in milliseconds ringlab takes (transport/tcp/tcp.hpp, kMaxTimeout).

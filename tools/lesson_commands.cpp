@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -20,10 +21,12 @@ struct LessonCommand {
   lessons::RunOptions options;
   int timeout_ms = static_cast<int>(kDefaultTimeout.count());
   std::vector<std::string> algorithms;  // "collective=name"
+  std::optional<backends::TraceSession> trace;  // --trace FILE
 };
 
 void apply_common(LessonCommand& cmd) {
   cmd.options.group.timeout = Duration(cmd.timeout_ms);
+  cmd.options.trace = cmd.trace ? &*cmd.trace : nullptr;
   for (const std::string& choice : cmd.algorithms) {
     const auto equals = choice.find('=');
     if (equals == std::string::npos)
@@ -108,7 +111,7 @@ void add_lesson_commands(CLI::App& app) {
           },
           "SECONDS"));
   add_common_options(*lesson, *cmd);
-  add_trace_option(*lesson);
+  add_trace_option(*lesson, cmd->trace);
   lesson->callback([cmd] { run_lesson_command(*cmd); });
 
   // The README's main job: the GUI where one is built and a display is
@@ -129,7 +132,7 @@ void add_lesson_commands(CLI::App& app) {
   auto tour_cmd = std::make_shared<LessonCommand>();
   CLI::App* tour = app.add_subcommand("tour", "run every lesson in turn, in this terminal");
   add_common_options(*tour, *tour_cmd);
-  add_trace_option(*tour);
+  add_trace_option(*tour, tour_cmd->trace);
   tour->callback([tour_cmd] {
     apply_common(*tour_cmd);
     lessons::run_tour(tour_cmd->options);

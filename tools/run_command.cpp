@@ -364,10 +364,10 @@ const CommandRegistrar registrar(add_run_command);
 
 }  // namespace
 
-// --trace FILE on the commands whose ranks come from backends::run_ranks. It
-// sets RINGLAB_TRACE, which the tcp backend reads when it starts the ranks.
-void add_trace_option(CLI::App& sub) {
-  const auto trace_requested = [&sub](const std::string& file) {
+// --trace FILE on the commands whose ranks come from backends::run_ranks: the
+// session the command hands to run_ranks.
+void add_trace_option(CLI::App& sub, std::optional<backends::TraceSession>& session) {
+  const auto trace_requested = [&sub, &session](const std::string& file) {
     const CLI::Option* backend = sub.get_option_no_throw("--backend");
     const std::string chosen =
         backend && backend->count() > 0 ? backend->as<std::string>() : backends::default_backend();
@@ -376,7 +376,7 @@ void add_trace_option(CLI::App& sub) {
           "--trace records the tcp backend's ranks, but this run uses --backend " + chosen +
           ": pass --backend tcp, or drop --trace (ringlab sim --trace "
           "traces a simulated run)");
-    ::setenv(backends::kTraceOutputVariable, file.c_str(), 1);
+    session.emplace(file);
   };
   sub.add_option_function<std::string>(
       "--trace", trace_requested,
