@@ -1,22 +1,16 @@
 // `ringlab sim --calibrate` (sim_calibrate.hpp).
 //
-// The tcp backend starts every world's ranks as copies of this very command
-// (backends/tcp.cpp), and only the copies measure: rank 0 of each world
-// writes its rows to a file in a directory this process made and names in
-// RINGLAB_CALIBRATION_DIR, which the copies inherit. After the two worlds
-// (2 ranks: sendrecv and every all_reduce algorithm; 4 ranks: every
-// all_reduce algorithm), this process reads the rows, fits, saves and
+// Two worlds of the tcp backend, whose ranks this command starts itself
+// (2 ranks: sendrecv, ping-pong and every all_reduce algorithm; 4 ranks:
+// every all_reduce algorithm). Rank 0 of each world hands its rows back to
+// this process (backends::run_ranks_collecting), which fits, saves and
 // prints.
 #include "tools/sim_calibrate.hpp"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -36,7 +30,6 @@ namespace {
 
 using sim::Measurement;
 
-constexpr const char* kDirVariable = "RINGLAB_CALIBRATION_DIR";
 constexpr int kRepeats = 5;
 
 // Sizes x4 apart: 4 KiB .. 64 MiB.
@@ -93,11 +86,11 @@ double ping_pong(ProcessGroup& pg, std::size_t bytes) {
   return median(runs);
 }
 
-// One world: what its rank 0 writes, one row per line: op algorithm ranks bytes seconds.
-void measure_world(int ranks, const std::string& file, bool point_to_point) {
+// One world: the rows its rank 0 measured (op algorithm ranks bytes seconds).
+std::vector<Measurement> measure_world(int ranks, bool point_to_point) {
   ProcessGroupOptions group;
   group.check_arguments = false;  // time the collective, not the argument exchange
-  backends::run_ranks(
+  const std::vector<std::string> answers = backends::run_ranks_collecting(
       "tcp", ranks,
       [&](ProcessGroup& pg) {
         std::ostringstream rows;
@@ -121,24 +114,19 @@ void measure_world(int ranks, const std::string& file, bool point_to_point) {
           }
         for (const std::string& algorithm : algorithm_names(Collective::AllReduce))
           for (std::size_t b : sizes(4u << 10, 64u << 20)) record("all_reduce", algorithm, b);
-        if (pg.rank() == 0) {
-          std::ofstream out(file);
-          out << rows.str();
-          if (!out) throw std::runtime_error("cannot write the measurements to " + file);
-        }
+        return pg.rank() == 0 ? rows.str() : std::string();
       },
       group);
-}
-
-std::vector<Measurement> read_rows(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("the benchmark left no measurements in " + file);
+  std::istringstream in(answers.at(0));
   std::vector<Measurement> rows;
   Measurement m;
   while (in >> m.op >> m.algorithm >> m.ranks >> m.bytes >> m.seconds) {
     if (m.algorithm == "-") m.algorithm.clear();
     rows.push_back(m);
   }
+  if (rows.empty())
+    throw std::runtime_error("rank 0 of the " + std::to_string(ranks) +
+                             "-rank world handed back no measurements");
   return rows;
 }
 
@@ -147,52 +135,29 @@ std::string size_text(std::size_t b) {
   return std::to_string(b >> 10) + "K";
 }
 
-}  // namespace
+// What the fit and the table notes say of this machine.
+struct Machine {
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  double load = -1;  // the 1-minute load average; -1: unknown
+};
 
-void run_calibration(const CalibrateOptions& options) {
-  // The directory: made here, inherited by the ranks' copies.
-  std::string dir;
-  if (const char* given = std::getenv(kDirVariable)) {
-    dir = given;
-  } else {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "ringlab-calibrate-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary directory");
-    dir = pattern;
-    setenv(kDirVariable, dir.c_str(), 1);
-  }
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  double load = -1;
-  if (std::ifstream loadavg("/proc/loadavg"); loadavg) loadavg >> load;
-  std::printf(
-      "# ringlab sim --calibrate: tcp backend on this machine (%u cores, load average %.2f)\n",
-      cores, load);
-  std::printf(
-      "# measuring 2 ranks: sendrecv and ping-pong 4K..16M, every all_reduce "
-      "algorithm 4K..64M (the median of %d runs each) ...\n",
-      kRepeats);
-  std::fflush(stdout);
-  measure_world(2, dir + "/world2.txt", true);
-  std::printf("# measuring 4 ranks: every all_reduce algorithm 4K..64M ...\n");
-  std::fflush(stdout);
-  measure_world(4, dir + "/world4.txt", false);
+Machine this_machine() {
+  Machine machine;
+  if (std::ifstream loadavg("/proc/loadavg"); loadavg) loadavg >> machine.load;
+  return machine;
+}
 
-  std::vector<Measurement> rows = read_rows(dir + "/world2.txt");
-  const std::vector<Measurement> four = read_rows(dir + "/world4.txt");
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
-  unsetenv(kDirVariable);
-
-  // Fitted on 2 ranks: sendrecv and ping-pong for alpha and beta (and the
-  // shape), every all_reduce algorithm from 64K for gamma (below that the
-  // reductions are lost in the latencies; one algorithm alone would let its
-  // own noise decide).
+// Fitted on 2 ranks: sendrecv and ping-pong for alpha and beta (and the
+// shape), every all_reduce algorithm from 64K for gamma (below that the
+// reductions are lost in the latencies; one algorithm alone would let its
+// own noise decide).
+sim::CostModel fit_and_print(const std::vector<Measurement>& rows, const Machine& machine) {
   std::vector<Measurement> fitted;
   for (const Measurement& m : rows)
     if (m.op != "all_reduce" || m.bytes >= (64u << 10)) fitted.push_back(m);
   const sim::ModelFit fit = sim::fit_cost_model(fitted);
   sim::CostModel model = fit.model;
-  model.cores = static_cast<int>(cores);
+  model.cores = static_cast<int>(machine.cores);
   std::printf("\nfitted (weighted least squares, relative error; simulator/model_file.hpp):\n");
   std::printf("  alpha %.3f us, bandwidth %.3f GB/s (beta %.4f ns/B), gamma %.4f ns/B\n",
               model.alpha_s * 1e6, model.bandwidth_Bps / 1e9, model.beta() * 1e9,
@@ -208,14 +173,20 @@ void run_calibration(const CalibrateOptions& options) {
       "\n  from %zu point-to-point rows (rms error %.1f%%) and %zu all_reduce rows >= 64K "
       "(rms error %.1f%%), 2 ranks\n",
       fit.sendrecv_rows, 100 * fit.sendrecv_rms, fit.all_reduce_rows, 100 * fit.all_reduce_rms);
-  char note[256];
-  std::snprintf(note, sizeof note,
-                "ringlab sim --calibrate: tcp backend, 2 ranks, %u cores, load average %.2f", cores,
-                load);
-  sim::save_cost_model(options.save, model, note);
-  std::printf("  saved to %s (use it: ringlab sim all_reduce --model %s ...)\n",
-              options.save.c_str(), options.save.c_str());
+  return model;
+}
 
+// "predicted/measured=ratio", in us with `decimals` decimals.
+std::string cell(const Measurement& row, const sim::CostModel& model, int decimals,
+                 bool mark = false) {
+  const double predicted = sim::predicted_seconds(row, model);
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f/%.*f=%.2f%s", decimals, predicted * 1e6, decimals,
+                row.seconds * 1e6, predicted / row.seconds, mark ? "!" : "");
+  return text;
+}
+
+void print_point_to_point(const std::vector<Measurement>& rows, const sim::CostModel& model) {
   std::printf(
       "\npoint to point, 2 ranks, us (sendrecv: b bytes each way at once; ping-pong: "
       "half a round trip of b bytes)\n%10s %22s %22s\n",
@@ -225,24 +196,22 @@ void run_calibration(const CalibrateOptions& options) {
     auto one_way = std::find_if(rows.begin(), rows.end(), [&](const Measurement& o) {
       return o.op == "pingpong" && o.bytes == m.bytes;
     });
-    auto cell = [&](const Measurement& row) {
-      const double predicted = sim::predicted_seconds(row, model);
-      char text[64];
-      std::snprintf(text, sizeof text, "%.1f/%.1f=%.2f", predicted * 1e6, row.seconds * 1e6,
-                    predicted / row.seconds);
-      return std::string(text);
-    };
-    std::printf("%10s %22s %22s\n", size_text(m.bytes).c_str(), cell(m).c_str(),
-                one_way == rows.end() ? "-" : cell(*one_way).c_str());
+    std::printf("%10s %22s %22s\n", size_text(m.bytes).c_str(), cell(m, model, 1).c_str(),
+                one_way == rows.end() ? "-" : cell(*one_way, model, 1).c_str());
   }
-  rows.insert(rows.end(), four.begin(), four.end());
-  std::printf(
-      "\npredicted (fitted model) and measured all_reduce time, us; ratio = "
-      "predicted / measured\n");
+}
+
+// Every all_reduce row beside its prediction, 2 and 4 ranks; returns how many
+// cells are outside +-30% where the goal holds (2 ranks, >= 64K) and of how
+// many.
+std::pair<std::size_t, std::size_t> print_all_reduce(const std::vector<Measurement>& rows,
+                                                     const sim::CostModel& model,
+                                                     const Machine& machine) {
   std::size_t outside = 0, judged = 0;
   for (int ranks : {2, 4}) {
     std::printf("\n%d ranks%s\n%-19s", ranks,
-                ranks > static_cast<int>(cores) ? " (more ranks than cores: oversubscribed)" : "",
+                ranks > static_cast<int>(machine.cores) ? " (more ranks than cores: oversubscribed)"
+                                                        : "",
                 "algorithm");
     for (std::size_t b : sizes(4u << 10, 64u << 20)) std::printf(" %22s", size_text(b).c_str());
     std::printf("\n");
@@ -257,20 +226,48 @@ void run_calibration(const CalibrateOptions& options) {
           std::printf(" %22s", "-");
           continue;
         }
-        const double predicted = sim::predicted_seconds(*it, model);
-        const double ratio = predicted / it->seconds;
         const bool goal = ranks == 2 && b >= (64u << 10);
-        const bool off = std::abs(ratio - 1) > 0.3;
+        const bool off = std::abs(sim::predicted_seconds(*it, model) / it->seconds - 1) > 0.3;
         judged += goal;
         outside += goal && off;
-        char cell[64];
-        std::snprintf(cell, sizeof cell, "%.0f/%.0f=%.2f%s", predicted * 1e6, it->seconds * 1e6,
-                      ratio, goal && off ? "!" : "");
-        std::printf(" %22s", cell);
+        std::printf(" %22s", cell(*it, model, 0, goal && off).c_str());
       }
       std::printf("\n");
     }
   }
+  return {outside, judged};
+}
+
+}  // namespace
+
+void run_calibration(const CalibrateOptions& options) {
+  const Machine machine = this_machine();
+  std::printf(
+      "# ringlab sim --calibrate: tcp backend on this machine (%u cores, load average %.2f)\n",
+      machine.cores, machine.load);
+  std::printf(
+      "# measuring 2 ranks: sendrecv and ping-pong 4K..16M, every all_reduce "
+      "algorithm 4K..64M (the median of %d runs each) ...\n",
+      kRepeats);
+  std::vector<Measurement> rows = measure_world(2, true);
+  std::printf("# measuring 4 ranks: every all_reduce algorithm 4K..64M ...\n");
+  const std::vector<Measurement> four = measure_world(4, false);
+
+  const sim::CostModel model = fit_and_print(rows, machine);
+  char note[256];
+  std::snprintf(note, sizeof note,
+                "ringlab sim --calibrate: tcp backend, 2 ranks, %u cores, load average %.2f",
+                machine.cores, machine.load);
+  sim::save_cost_model(options.save, model, note);
+  std::printf("  saved to %s (use it: ringlab sim all_reduce --model %s ...)\n",
+              options.save.c_str(), options.save.c_str());
+
+  print_point_to_point(rows, model);
+  rows.insert(rows.end(), four.begin(), four.end());
+  std::printf(
+      "\npredicted (fitted model) and measured all_reduce time, us; ratio = "
+      "predicted / measured\n");
+  const auto [outside, judged] = print_all_reduce(rows, model, machine);
   std::printf(
       "\n# cells: predicted/measured=ratio; ! = outside +-30%% where the goal holds "
       "(2 ranks, >= 64K): %zu of %zu\n",
