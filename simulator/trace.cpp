@@ -163,91 +163,106 @@ void TraceWriter::close() {
 
 // ---- the simulated run ----------------------------------------------------------
 
+namespace {
+
+constexpr double kMicroseconds = 1e6;
+
+// Too many events for single ones: one slice per rank per window of steps,
+// no arrows.
+void write_step_windows(const Run& run, const Prediction& prediction, std::size_t detailed,
+                        std::size_t budget, TraceWriter& writer) {
+  const std::size_t steps = run.steps + 1;
+  const std::size_t lanes = static_cast<std::size_t>(std::max(run.ranks, 1));
+  const std::size_t windows = std::max<std::size_t>(1, std::min(steps, budget / lanes));
+  const std::size_t per_window = (steps + windows - 1) / windows;
+  writer.note("run too large for single events (" + std::to_string(detailed) + " > limit " +
+              std::to_string(budget) + "): each slice aggregates " + std::to_string(per_window) +
+              " step(s) of one rank, and flow arrows are left out");
+  for (std::size_t first = 0; first < steps; first += per_window) {
+    const std::size_t last = std::min(steps, first + per_window);
+    std::vector<std::size_t> sends(lanes, 0), recvs(lanes, 0), bytes(lanes, 0);
+    for (std::size_t k = first; k < last; ++k)
+      for (const Message& m : run.messages_in(static_cast<Step>(k))) {
+        ++sends[static_cast<std::size_t>(m.src)];
+        ++recvs[static_cast<std::size_t>(m.dst)];
+        bytes[static_cast<std::size_t>(m.src)] += m.bytes;
+      }
+    const double t0 = prediction.steps[first].start_s * kMicroseconds;
+    const double t1 =
+        (prediction.steps[last - 1].start_s + prediction.steps[last - 1].seconds) * kMicroseconds;
+    for (std::size_t r = 0; r < lanes; ++r) {
+      if (sends[r] + recvs[r] == 0) continue;
+      writer.slice(
+          static_cast<int>(r), "steps " + std::to_string(first) + ".." + std::to_string(last - 1),
+          "aggregated", t0, t1 - t0,
+          "\"sends\":" + std::to_string(sends[r]) + ",\"recvs\":" + std::to_string(recvs[r]) +
+              ",\"bytes_sent\":" + std::to_string(bytes[r]));
+    }
+  }
+}
+
+// Step k's messages, each port's one after another from the step's start.
+void write_step_messages(const Run& run, Step k, const StepCost& cost, const CostModel& model,
+                         TraceWriter& writer) {
+  std::vector<double> send_busy(static_cast<std::size_t>(run.ranks), 0.0),
+      recv_busy(static_cast<std::size_t>(run.ranks), 0.0);
+  const double start = cost.start_s * kMicroseconds;
+  for (const Message& m : run.messages_in(k)) {
+    const double dur = (model.alpha_s + static_cast<double>(m.bytes) * model.beta()) * kMicroseconds;
+    const auto src = static_cast<std::size_t>(m.src), dst = static_cast<std::size_t>(m.dst);
+    const double send_at = start + send_busy[src];
+    const double recv_at = start + recv_busy[dst];
+    send_busy[src] += dur;
+    recv_busy[dst] += dur;
+    const std::string args =
+        "\"bytes\":" + std::to_string(m.bytes) + ",\"step\":" + std::to_string(k) +
+        ",\"tag\":\"" + escape(describe_tag(m.tag)) + "\",\"provenance\":\"" +
+        (m.payload.count ? escape(run.set(run.runs(m.payload)[0].set).to_string()) : "-") + "\"";
+    writer.slice(m.src, "send to " + std::to_string(m.dst), "send", send_at, dur, args);
+    writer.flow_start(m.id, m.src, send_at);
+    writer.slice(m.dst, "recv from " + std::to_string(m.src), "recv", recv_at, dur, args);
+    writer.flow_end(m.id, m.dst, recv_at + dur / 2);
+  }
+}
+
+// Step k's local work (reduce, copy, divide), after its communication.
+void write_step_local_work(const Run& run, Step k, const StepCost& cost, const CostModel& model,
+                           TraceWriter& writer) {
+  std::vector<double> local_busy(static_cast<std::size_t>(run.ranks), 0.0);
+  const double start = cost.start_s * kMicroseconds;
+  for (const Write& w : run.writes_in(k)) {
+    if (w.kind == WriteKind::Receive) continue;
+    const auto& region = run.regions[static_cast<std::size_t>(w.dst.region)];
+    const double bytes = static_cast<double>(w.dst.count * element_size(region.dtype));
+    const double dur =
+        w.kind == WriteKind::Reduce ? model.gamma_s_per_byte * bytes * kMicroseconds : 0.0;
+    const auto r = static_cast<std::size_t>(w.rank);
+    const double at = start + cost.comm_s * kMicroseconds + local_busy[r];
+    local_busy[r] += dur;
+    const char* what = w.kind == WriteKind::Reduce ? "reduce"
+                       : w.kind == WriteKind::Copy ? "copy"
+                                                   : "divide";
+    writer.slice(w.rank, std::string(what) + " " + region.name, what, at, dur,
+                 "\"elements\":" + std::to_string(w.dst.count) + ",\"step\":" + std::to_string(k));
+  }
+}
+
+}  // namespace
+
 void write_trace(const Run& run, const Prediction& prediction, const CostModel& model,
                  std::ostream& out, TraceOptions options) {
   const std::size_t detailed = 2 * run.messages.size() * 2 + run.writes.size();
-  const std::size_t budget = options.max_events;
   TraceWriter writer(out, options);
   for (int r = 0; r < run.ranks; ++r) writer.lane(r, run.roles[static_cast<std::size_t>(r)]);
   writer.note(run.operation + " " + run.algorithm + " on " + std::to_string(run.ranks) +
               " ranks; times from the cost model (topology " +
               std::string(topology_name(model.topology)) + ")");
-  const double us = 1e6;
-  const double beta = model.beta();
-
-  if (detailed > budget) {
-    // Too many events: one slice per rank per window of steps, no arrows.
-    const std::size_t steps = run.steps + 1;
-    const std::size_t lanes = static_cast<std::size_t>(std::max(run.ranks, 1));
-    const std::size_t windows = std::max<std::size_t>(1, std::min(steps, budget / lanes));
-    const std::size_t per_window = (steps + windows - 1) / windows;
-    writer.note("run too large for single events (" + std::to_string(detailed) + " > limit " +
-                std::to_string(budget) + "): each slice aggregates " + std::to_string(per_window) +
-                " step(s) of one rank, and flow arrows are left out");
-    for (std::size_t first = 0; first < steps; first += per_window) {
-      const std::size_t last = std::min(steps, first + per_window);
-      std::vector<std::size_t> sends(lanes, 0), recvs(lanes, 0), bytes(lanes, 0);
-      for (std::size_t k = first; k < last; ++k)
-        for (const Message& m : run.messages_in(static_cast<Step>(k))) {
-          ++sends[static_cast<std::size_t>(m.src)];
-          ++recvs[static_cast<std::size_t>(m.dst)];
-          bytes[static_cast<std::size_t>(m.src)] += m.bytes;
-        }
-      const double t0 = prediction.steps[first].start_s * us;
-      const double t1 =
-          (prediction.steps[last - 1].start_s + prediction.steps[last - 1].seconds) * us;
-      for (std::size_t r = 0; r < lanes; ++r) {
-        if (sends[r] + recvs[r] == 0) continue;
-        writer.slice(
-            static_cast<int>(r), "steps " + std::to_string(first) + ".." + std::to_string(last - 1),
-            "aggregated", t0, t1 - t0,
-            "\"sends\":" + std::to_string(sends[r]) + ",\"recvs\":" + std::to_string(recvs[r]) +
-                ",\"bytes_sent\":" + std::to_string(bytes[r]));
-      }
-    }
-    writer.close();
-    return;
-  }
-
-  std::vector<double> send_busy(static_cast<std::size_t>(run.ranks)),
-      recv_busy(static_cast<std::size_t>(run.ranks));
-  for (Step k = 0; k <= run.steps; ++k) {
-    const StepCost& cost = prediction.steps[k];
-    std::fill(send_busy.begin(), send_busy.end(), 0.0);
-    std::fill(recv_busy.begin(), recv_busy.end(), 0.0);
-    const double start = cost.start_s * us;
-    for (const Message& m : run.messages_in(k)) {
-      const double dur = (model.alpha_s + static_cast<double>(m.bytes) * beta) * us;
-      const auto src = static_cast<std::size_t>(m.src), dst = static_cast<std::size_t>(m.dst);
-      const double send_at = start + send_busy[src];
-      const double recv_at = start + recv_busy[dst];
-      send_busy[src] += dur;
-      recv_busy[dst] += dur;
-      const std::string args =
-          "\"bytes\":" + std::to_string(m.bytes) + ",\"step\":" + std::to_string(k) +
-          ",\"tag\":\"" + escape(describe_tag(m.tag)) + "\",\"provenance\":\"" +
-          (m.payload.count ? escape(run.set(run.runs(m.payload)[0].set).to_string()) : "-") + "\"";
-      writer.slice(m.src, "send to " + std::to_string(m.dst), "send", send_at, dur, args);
-      writer.flow_start(m.id, m.src, send_at);
-      writer.slice(m.dst, "recv from " + std::to_string(m.src), "recv", recv_at, dur, args);
-      writer.flow_end(m.id, m.dst, recv_at + dur / 2);
-    }
-    // Local work after the step's communication.
-    std::vector<double> local_busy(static_cast<std::size_t>(run.ranks), 0.0);
-    for (const Write& w : run.writes_in(k)) {
-      if (w.kind == WriteKind::Receive) continue;
-      const auto& region = run.regions[static_cast<std::size_t>(w.dst.region)];
-      const double bytes = static_cast<double>(w.dst.count * element_size(region.dtype));
-      const double dur = w.kind == WriteKind::Reduce ? model.gamma_s_per_byte * bytes * us : 0.0;
-      const auto r = static_cast<std::size_t>(w.rank);
-      const double at = start + cost.comm_s * us + local_busy[r];
-      local_busy[r] += dur;
-      const char* what = w.kind == WriteKind::Reduce ? "reduce"
-                         : w.kind == WriteKind::Copy ? "copy"
-                                                     : "divide";
-      writer.slice(
-          w.rank, std::string(what) + " " + region.name, what, at, dur,
-          "\"elements\":" + std::to_string(w.dst.count) + ",\"step\":" + std::to_string(k));
+  if (detailed > options.max_events) {
+    write_step_windows(run, prediction, detailed, options.max_events, writer);
+  } else {
+    for (Step k = 0; k <= run.steps; ++k) {
+      write_step_messages(run, k, prediction.steps[k], model, writer);
+      write_step_local_work(run, k, prediction.steps[k], model, writer);
     }
   }
   writer.close();

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "bench/bench.hpp"
+#include "ops/atomic_file.hpp"
 #include "primitives/collectives.hpp"
 #include "simulator/closed_form.hpp"
 #include "simulator/cost.hpp"
@@ -330,11 +331,10 @@ long peak_rss_kib() {
 
 void write_trace_file(const SimCommand& c, const Run& run, const Prediction& p, const CostModel& m) {
   if (c.trace.empty()) return;
-  std::ofstream out(c.trace);
-  if (!out) throw std::runtime_error("cannot write the trace to '" + c.trace + "'");
   TraceOptions options;
   options.max_events = c.trace_limit;
-  write_trace(run, p, m, out, options);
+  write_file_atomically(c.trace, "trace file",
+                        [&](std::ostream& out) { write_trace(run, p, m, out, options); });
   std::printf("\ntrace written to %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
               c.trace.c_str());
 }
