@@ -1,8 +1,10 @@
 // A world of ranks started by the program itself, as torch.multiprocessing
-// spawn does, here as threads of this process (the "inproc" backend; "tcp"
-// would start processes):
+// spawn does: threads of this process (the "inproc" backend, the default
+// here), or processes over TCP ("tcp": forked at the call, each running run()
+// and ending there; the program goes on once they all have):
 //
 //   ./spawn_broadcast 4
+//   ./spawn_broadcast 4 tcp
 //
 // Rank 0 holds tensor([0, 1, ..., 7]), the others zeros; after the broadcast
 // every rank holds rank 0's tensor.
@@ -26,7 +28,8 @@ int main(int argc, char** argv) try {
                  argv[1]);
     return 2;
   }
-  ringlab::backends::run_ranks("inproc", world_size, run, {});  // mp.spawn(run, nprocs=world_size)
+  const char* backend = argc > 2 ? argv[2] : "inproc";
+  ringlab::backends::run_ranks(backend, world_size, run, {});  // mp.spawn(run, nprocs=world_size)
 } catch (const std::exception& e) {
   std::fprintf(stderr, "spawn_broadcast: %s\n", e.what());
   return 1;

@@ -132,10 +132,15 @@ SpawnedChild parent_side(pid_t pid, const Pipes& p) {
   return {pid, p.out[0], p.err[0]};
 }
 
+// Where every child of the launcher that does not become another program
+// ends: _exit, which runs none of what belongs to the parent (its atexit
+// handlers, its static destructors) and unwinds none of its frames.
+[[noreturn]] void end_child(int status) { ::_exit(status); }
+
 // A forked rank from the fork to its end (spawn.hpp, spawn_forked).
 [[noreturn]] void run_forked_child(const std::function<int()>& entry, const Pipes& p,
                                    pid_t parent) {
-  if (!set_up_child(parent, p, true)) ::_exit(127);
+  if (!set_up_child(parent, p, true)) end_child(127);
   for (int fd : {p.out[0], p.out[1], p.err[0], p.err[1]}) ::close(fd);
   std::setvbuf(stdout, nullptr, _IOFBF, BUFSIZ);
   int status = 1;
@@ -150,8 +155,7 @@ SpawnedChild parent_side(pid_t pid, const Pipes& p) {
   std::cout.flush();
   std::fflush(stdout);
   std::fflush(stderr);
-  // The one end of a forked rank (see spawn.hpp).
-  ::_exit(status);
+  end_child(status);
 }
 
 }  // namespace
@@ -173,7 +177,7 @@ SpawnedChild spawn(const std::string& path, std::vector<std::string> argv,
       ::execve(path.c_str(), argv_pointers.data(), env_pointers.data());
       [[maybe_unused]] const ssize_t ignored = ::write(2, kExecFailed, sizeof kExecFailed - 1);
     }
-    ::_exit(127);
+    end_child(127);
   }
   return parent_side(pid, p);
 }

@@ -4,7 +4,8 @@
 #   all_reduce on 3 ranks: rank r starts with [1 + 2r, 2 + 2r]; every rank
 #     ends with [P*P, P*P + P] = [9, 12].
 #   send_recv on 2 ranks: 0 sends 1., 1 adds 1 and sends 2. back.
-#   spawn_broadcast 5 (threads): every rank ends with rank 0's arange(8).
+#   spawn_broadcast 5 (threads), and 3 over tcp (processes it starts itself):
+#     every rank ends with rank 0's arange(8).
 #
 # Usage: test_examples.sh RINGLAB_EXE EXAMPLES_DIR
 set -euo pipefail
@@ -22,8 +23,8 @@ check() {
   local name=$1 expected=$2
   shift 2
   local status=0
-  env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u MASTER_ADDR -u MASTER_PORT -u RINGLAB_RUN_CALL \
-      -u RINGLAB_TRACE -u RINGLAB_TRACE_DIR RINGLAB_TIMEOUT_MS=30000 \
+  env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u MASTER_ADDR -u MASTER_PORT \
+      -u RINGLAB_TRACE_DIR RINGLAB_TIMEOUT_MS=30000 \
       timeout 120 "$@" > "$work/out" 2> "$work/err" || status=$?
   if ((status != 0)); then
     cat "$work/out" "$work/err" >&2
@@ -59,5 +60,12 @@ for ((r = 0; r < world; ++r)); do
   expected+="after broadcast Rank $r has data tensor([0, 1, 2, 3, 4, 5, 6, 7])"$'\n'
 done
 check spawn_broadcast "$expected" "$examples/spawn_broadcast" "$world"
+
+world=3
+expected=""
+for ((r = 0; r < world; ++r)); do
+  expected+="after broadcast Rank $r has data tensor([0, 1, 2, 3, 4, 5, 6, 7])"$'\n'
+done
+check "spawn_broadcast over tcp" "$expected" "$examples/spawn_broadcast" "$world" tcp
 
 exit "$failed"

@@ -28,7 +28,7 @@ using ringlab::testing::run_shell;
 
 // No launcher or trace variables from whoever runs the tests.
 const std::string kClean = ringlab::testing::kCleanEnvironment +
-                           "-u RINGLAB_TRACE -u RINGLAB_TRACE_DIR -u RINGLAB_TRACE_MAX_EVENTS "
+                           "-u RINGLAB_TRACE_DIR -u RINGLAB_TRACE_MAX_EVENTS "
                            "-u RINGLAB_TRACE_ORIGIN_NS ";
 const std::string kRinglab = RINGLAB_EXE;
 
