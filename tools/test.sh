@@ -41,9 +41,9 @@ if ((sanitize)); then
   # need the whole `ringlab` command are run by the main suite only, to keep
   # this build small.
   targets=(test_tcp test_store_limits tcp_store_host test_job_token test_launch test_launch_blame
-           test_launch_rendezvous test_transport_inproc test_transport_tcp)
+           test_launch_rendezvous test_transport_inproc test_transport_tcp own_ranks test_own_ranks)
   tests='^(test_tcp_(framing|environment|store|transport|collectives|faults|rendezvous|engine|blame)|test_store_limits|test_job_token|test_launch|test_launch_blame'
-  tests+='|test_launch_rendezvous|test_transport_inproc|test_transport_tcp)$'
+  tests+='|test_launch_rendezvous|test_transport_inproc|test_transport_tcp|test_own_ranks)$'
   cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGLAB_SANITIZE=ON \
     >/dev/null
   cmake --build build-sanitize -j"$(nproc)" --target "${targets[@]}"
