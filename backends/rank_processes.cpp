@@ -102,7 +102,7 @@ std::function<const char*(const char*)> RankStart::lookup() const {
 
 RankProcesses run_rank_processes(int world, const RankProcessOptions& options,
                                  const RankMain& rank_main) {
-  const AnswerFiles answers(world);
+  const AnswerFiles answers(options.answers ? world : 0);
   launch::LaunchOptions launch_options;
   launch_options.name = options.name;
   launch_options.nproc_per_node = world;
@@ -111,13 +111,14 @@ RankProcesses run_rank_processes(int world, const RankProcessOptions& options,
   launch_options.rank_entry = [&](const launch::RankVariables& variables) {
     set_torchrun_variables(variables);
     const RankStart start(variables);
-    answers.write(start.rank, rank_main(start));
+    const std::string answer = rank_main(start);
+    if (options.answers) answers.write(start.rank, answer);
     return 0;
   };
   RankProcesses result;
   result.launch = options.trace ? launch_traced(launch_options, *options.trace, result.traced)
                                 : launch::launch(launch_options);
-  for (int rank = 0; rank < world; ++rank) {
+  for (int rank = 0; options.answers && rank < world; ++rank) {
     const launch::RankExit& exit = result.launch.ranks.at(static_cast<std::size_t>(rank));
     result.answers.push_back(exit.failed() ? std::string() : answers.read(rank));
   }

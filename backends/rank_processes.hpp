@@ -76,13 +76,17 @@ struct RankProcessOptions {
   // Traced (traced_launch.hpp): every rank gets the variables of a traced
   // launch, and their files are merged into trace->output once they end.
   std::optional<TraceOptions> trace;
+  // False: the answers are not wanted (no in-memory file per rank is made, so
+  // a large world holds one descriptor fewer per rank; answers stays empty).
+  bool answers = true;
 };
 
 struct RankProcesses {
   // How every rank ended; exit_code != 0 when one failed, and message names
   // the rank blamed ("rank 2 exited with status 1; stopped the other 3 ranks").
   launch::LaunchResult launch;
-  // answers[r]: what rank r's rank_main returned ("" for a rank that failed).
+  // answers[r]: what rank r's rank_main returned ("" for a rank that failed);
+  // empty when options.answers is false.
   std::vector<std::string> answers;
   // For a traced run: what was merged, and one line saying where it went.
   TraceResult traced;

@@ -170,9 +170,11 @@ std::int64_t steady_now_ns() {
 // This process is no rank: it forks `world` of them, which end when their
 // body does (rank_processes.hpp), and waits for them.
 std::vector<std::string> start_own_ranks(int world, const AnswerBody& body,
-                                         const ProcessGroupOptions& group, TraceSession* session) {
+                                         const ProcessGroupOptions& group, TraceSession* session,
+                                         bool answers) {
   RankProcessOptions options;
   options.name = "ringlab (tcp backend)";
+  options.answers = answers;
   std::uint32_t flow_series = 0;
   if (session) {
     if (session->time_origin_ns == 0) session->time_origin_ns = steady_now_ns();
@@ -211,17 +213,18 @@ std::vector<std::string> run_tcp_process_world(int world, const AnswerBody& body
                                                const ProcessGroupOptions& group,
                                                TraceSession* trace) {
   if (started_as_rank()) return run_as_launched_rank(world, body, group);
-  return start_own_ranks(world, body, group, trace);
+  return start_own_ranks(world, body, group, trace, true);
 }
 
 void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& group) {
-  run_tcp_process_world(
-      world,
-      [&](ProcessGroup& pg) {
-        body(pg);
-        return std::string();
-      },
-      group, nullptr);
+  const AnswerBody no_answer = [&](ProcessGroup& pg) {
+    body(pg);
+    return std::string();
+  };
+  if (started_as_rank())
+    run_as_launched_rank(world, no_answer, group);
+  else
+    start_own_ranks(world, no_answer, group, nullptr, false);
 }
 
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options) {
