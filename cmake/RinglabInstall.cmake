@@ -49,6 +49,10 @@ target_compile_features(ringlab_bundle INTERFACE cxx_std_20)
 set_target_properties(ringlab_bundle PROPERTIES EXPORT_NAME ringlab)
 add_library(ringlab::ringlab ALIAS ringlab_bundle)
 
+# The checker of `ringlab exercise` (exercises/harness.hpp): not in the
+# bundle, linked by an exercise's program (ringlab_add_exercise).
+set(ringlab_extra_libraries ringlab_exercises)
+
 # ---- public headers ----------------------------------------------------------------
 #
 # Listed one by one: what a program includes, and what those include. Every
@@ -84,6 +88,7 @@ ringlab_public_headers(ringlab_primitives
 ringlab_public_headers(ringlab_backends backends/backends.hpp)
 # training/overlap.hpp (the bucketing cost model) stays private: it includes
 # the simulator's headers.
+ringlab_public_headers(ringlab_exercises exercises/harness.hpp exercises/task.hpp)
 ringlab_public_headers(ringlab_training
   training/buckets.hpp
   training/checkpoint.hpp
@@ -103,7 +108,7 @@ ringlab_public_headers(ringlab_training
 # PRIVATE: a static library's private links are its users' link dependencies.
 get_property(ringlab_all_libraries GLOBAL PROPERTY RINGLAB_LIBRARIES)
 set(ringlab_installed "")
-set(ringlab_to_visit ${ringlab_bundle_libraries})
+set(ringlab_to_visit ${ringlab_bundle_libraries} ${ringlab_extra_libraries})
 while(ringlab_to_visit)
   list(POP_FRONT ringlab_to_visit library)
   if(library IN_LIST ringlab_installed)
@@ -160,4 +165,5 @@ write_basic_package_version_file(
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/ringlabConfig.cmake
               ${PROJECT_BINARY_DIR}/ringlabConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/RinglabExercise.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ringlab)

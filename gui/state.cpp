@@ -9,9 +9,11 @@
 
 namespace ringlab::gui {
 
-Recording record(const Settings& settings) {
+Recording record(const Settings& settings) { return record(record_acts(settings)); }
+
+Recording record(std::vector<Act> acts) {
   Recording recording;
-  recording.acts = record_acts(settings);
+  recording.acts = std::move(acts);
   for (std::size_t a = 0; a < recording.acts.size(); ++a) {
     const sim::Run& run = recording.acts[a].run;
     // A training step's frames are its ticks (training_walk.hpp).
@@ -31,6 +33,13 @@ GuiState make_state(const Settings& settings) {
   GuiState state;
   state.settings = settings;
   state.recording = record(settings);
+  return state;
+}
+
+GuiState make_state(const Settings& settings, std::vector<Act> acts) {
+  GuiState state;
+  state.settings = settings;
+  state.recording = record(std::move(acts));
   return state;
 }
 

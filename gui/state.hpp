@@ -65,6 +65,10 @@ using Command = std::variant<StepForward, StepBack, JumpToStart, JumpToEnd, Jump
 // settings that cannot run).
 GuiState make_state(const Settings& settings);
 GuiState make_state(const std::string& scenario, int ranks = 0);
+// A state showing acts recorded elsewhere (`ringlab exercise show`: the
+// learner's own algorithm); the settings only fill the controls, and changing
+// one records ringlab's own run for it, as always.
+GuiState make_state(const Settings& settings, std::vector<Act> acts);
 
 // Applies one command. Settings that cannot run leave the recording as it was
 // and set state.error; the learner's next command clears it (the passing of
@@ -78,5 +82,7 @@ int frame_count(const GuiState& state);
 
 // Records the acts of these settings and everything the log shows.
 Recording record(const Settings& settings);
+// The frames and the log of acts already recorded.
+Recording record(std::vector<Act> acts);
 
 }  // namespace ringlab::gui

@@ -1,0 +1,66 @@
+// The cases an exercise is checked on, and the closed form of what every rank
+// must hold after each: world sizes 1 to 9; 0, 1, 7 (odd, and fewer than
+// most worlds' ranks, so some chunks are empty) and 100,003 elements; roots
+// at the start, the end and the middle of the world; SUM, and MAX once, for
+// the exercises that take an op.
+//
+// The inputs are the articles': rank r's element i is 1 + 2r + i (its own
+// block, for all_gather; element d*n + i of its send buffer, for all_to_all),
+// int64 so every order of adding gives the same bits, float32 for DDP's
+// gradients (integers below 2^24: exact too, until the division).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "exercises/catalog.hpp"
+#include "ops/dtype.hpp"
+#include "ops/reduce_op.hpp"
+#include "primitives/comm.hpp"
+
+namespace ringlab::exercises {
+
+inline constexpr int kMaxWorld = 9;
+inline constexpr std::size_t kLargeCount = 100003;
+
+struct Case {
+  int ranks = 1;
+  std::size_t count = 0;  // elements per rank (per block, where there are P blocks)
+  int root = 0;           // Rooted only
+  ReduceOp op = ReduceOp::SUM;
+  DType dtype = DType::Int64;
+};
+
+// "4 ranks, 7 int64 elements per rank, root 2" (what applies to the shape).
+std::string describe(const Exercise& exercise, const Case& c);
+// What `ringlab exercise check` runs at world size `ranks`, in order (the
+// 100,003-element case only with `large`).
+std::vector<Case> cases_for(const Exercise& exercise, int ranks, bool large = true);
+// The case the cost is measured on: 8 ranks, 1024 elements.
+Case cost_case(const Exercise& exercise);
+
+// Rank r's input element i.
+double input_value(int rank, std::size_t i);
+
+// One of a rank's buffers, as the function receives it.
+struct BufferPlan {
+  const char* name;      // the parameter's name: "buf", "send", "recv", "grads"
+  std::size_t count;     // elements
+  std::size_t input_offset, input_count;  // this rank's input among them
+};
+// The buffers rank `rank` passes, in parameter order (none for a barrier).
+std::vector<BufferPlan> buffers_of(const Exercise& exercise, const Case& c, int rank);
+// The blocks (P blocks of count) or DDP's buckets, as the function receives them.
+std::vector<Chunk> blocks_of(const Exercise& exercise, const Case& c);
+// What element i of buffer `buffer` (an index into buffers_of) holds on
+// entry, and must hold on return; checked() says which elements are checked.
+double initial_value(const Exercise& exercise, const Case& c, int rank, int buffer, std::size_t i);
+double expected_value(const Exercise& exercise, const Case& c, int rank, int buffer, std::size_t i);
+bool checked(const Exercise& exercise, const Case& c, int rank, int buffer, std::size_t i);
+// The ranks whose inputs element i must contain at the end ({root} for a
+// broadcast, every rank for a reduction), as a list.
+std::vector<int> expected_sources(const Exercise& exercise, const Case& c, int rank, int buffer,
+                                  std::size_t i);
+
+}  // namespace ringlab::exercises

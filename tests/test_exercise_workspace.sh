@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `ringlab exercise` end to end, as a learner meets it: list, start, a check
+# of the empty starter that fails with its diagnosis, the reference solution
+# redirected over the file, a check that passes (CMake workspace built
+# against this build's ringlab, the simulator, the in-process backends and
+# TCP) with its cost next to ringlab's, list again, and show without a display.
+#
+# Usage: test_exercise_workspace.sh RINGLAB
+set -euo pipefail
+
+ringlab=$1
+work=$(mktemp -d "${TMPDIR:-/tmp}/ringlab-exercise-test-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+unset RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT RINGLAB_RUN_CALL RINGLAB_TIMEOUT_MS \
+      RINGLAB_TRACE RINGLAB_TRACE_DIR
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+# expect FILE TEXT: the file holds the text (fixed string).
+expect() {
+  grep -qF -- "$2" "$1" || { cat "$1" >&2; fail "no '$2' in the output above"; }
+}
+
+"$ringlab" exercise list > list.out
+[[ $(grep -c ' not started ' list.out) == 9 ]] || { cat list.out >&2; fail "list: 9 exercises not started"; }
+expect list.out "ring_all_reduce        not started  4. ring all-reduce"
+
+"$ringlab" exercise start ring_all_reduce > start.out
+expect start.out "wrote ringlab-exercises/ring_all_reduce.cpp"
+[[ -f ringlab-exercises/CMakeLists.txt ]] || fail "start wrote no CMakeLists.txt"
+expect ringlab-exercises/ring_all_reduce.cpp "2(P-1) steps"
+if "$ringlab" exercise start ring_all_reduce > again.out 2>&1; then fail "start overwrote the file"; fi
+expect again.out "exists already"
+
+# The starter's empty function: the first case that can fail, explained.
+if "$ringlab" exercise check ring_all_reduce > empty.out 2>&1; then
+  cat empty.out >&2
+  fail "the empty starter passed"
+fi
+expect empty.out "FAILED on simulator: case 2 of 3 in a world of 2"
+expect empty.out "rank 0: element 0 of buf holds 1, should hold 4"
+expect empty.out "is the function still empty?"
+"$ringlab" exercise list > list.out
+expect list.out "ring_all_reduce        failing      4. ring all-reduce"
+
+"$ringlab" exercise solution ring_all_reduce > ringlab-exercises/ring_all_reduce.cpp
+"$ringlab" exercise check ring_all_reduce > pass.out 2>&1 || { cat pass.out >&2; fail "the solution failed"; }
+expect pass.out "simulator  27 cases passed"
+expect pass.out "inproc     36 cases passed"
+expect pass.out "tcp        36 cases passed"
+# 8 ranks, 1024 int64 elements: 2(P-1) = 14 steps and messages, 14 chunks of 128 elements.
+grep -qE '^  yours +14 +14 +14336$' pass.out || { cat pass.out >&2; fail "no cost line for yours"; }
+grep -qE '^  ringlab \(all_reduce ring\) +14 +14 +14336$' pass.out || fail "no cost line for ringlab"
+expect pass.out "passed: ring_all_reduce"
+"$ringlab" exercise list > list.out
+expect list.out "ring_all_reduce        passed       4. ring all-reduce"
+
+# Without a display: the walkthrough's log of the learner's own run.
+env -u DISPLAY -u WAYLAND_DISPLAY PATH=/usr/bin:/bin \
+  "$ringlab" exercise show ring_all_reduce --step 2 > show.out 2>&1 || { cat show.out >&2; fail "show"; }
+expect show.out "your ring_all_reduce (4 ranks), before step 1"
+expect show.out "step 6 of 6, exchange"
+echo "start -> check (fails, explained) -> solution -> check (passes) -> list -> show: ok"
