@@ -1,76 +1,83 @@
-// Lesson "model_parallel" (exactly 2 ranks): seed 004's ToyMpModel with its
-// two devices as two ranks (training/model_parallel.hpp): net1 and the ReLU
-// on rank 0, net2 on rank 1. The activations travel 0 -> 1 with send/recv,
-// and their gradient 1 -> 0. Then one SGD step (lr 0.001) on each rank's own
-// layers.
+// Lessons "model_parallel" and "demo_model_parallel": seed 004's ToyMpModel
+// (training/model_parallel.hpp), net1 on device dev0 and net2 on dev1 of one
+// process: two memory spaces of this process, where the tutorial has two GPUs
+// (ringlab's training library computes on the CPU).
 //
-// Both ranks start from the ToyModel of seed 42 (rank 0 keeps net1, rank 1
-// net2) and use the same batch (seed 2000: inputs on rank 0, labels on rank
-// 1). Rank 1 also runs the whole ToyModel in one process for comparison: its
-// loss and updated parameters equal the split model's.
+// model_parallel (one process, as many as -n says, each on its own):
+//   torch.manual_seed(42); mp_model = ToyMpModel(dev0, dev1)
+//   loss_fn = nn.MSELoss(); optimizer = optim.SGD(mp_model.parameters(), lr=0.001)
+//   outputs = mp_model(torch.randn(20, 10)); labels = torch.randn(20, 5)
+//   loss_fn(outputs, labels).backward(); optimizer.step()
+// demo_model_parallel (4 processes, as the tutorial's run_demo(.., 4)): the
+// same in every process, with dev0 = 2 * rank, dev1 = 2 * rank + 1, and the
+// model wrapped in DDP: model parallel inside each process, data parallel
+// across them.
+//
+// The numbers are PyTorch's (torch_random.hpp): tests/golden/model_parallel.txt
+// and demo_model_parallel.txt hold what PyTorch 1.13 computes for the same
+// programs (there with both devices "cpu": no GPU; the numbers do not depend
+// on the device).
 #include "training/model_parallel.hpp"
 
 #include "lessons/training_lesson.hpp"
-#include "training/init.hpp"
+#include "training/ddp.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
+#include "training/torch_random.hpp"
 
 namespace ringlab::lessons {
 
-std::string two_ranks_problem(int world) {
-  if (world == 2) return "";
-  return "ToyMpModel puts net1 on rank 0 and net2 on rank 1: it needs exactly 2 ranks "
-         "(-n 2)";
+namespace {
+
+void print_transfers(int rank, const training::ToyMpModel& model, std::size_t first) {
+  for (std::size_t i = first; i < model.transfers().size(); ++i) {
+    const training::Transfer& t = model.transfers()[i];
+    print(rank_prefix(rank) + "moved the " + t.what + " (" + std::to_string(t.bytes) +
+          " bytes) from " + t.from.name() + " to " + t.to.name());
+  }
 }
+
+// One training step of the tutorial's program on `model` (mp_model, or the
+// DDP around it), printing what crossed between the devices and the loss.
+void train_step(int rank, training::ToyMpModel& mp_model, training::Module& model,
+                training::TorchGenerator& torch, double lr) {
+  using namespace training;
+  print(rank_prefix(rank) + "ToyMpModel: net1 and relu on " + mp_model.dev0().name() +
+        ", net2 on " + mp_model.dev1().name() + " (memory spaces of this process)");
+  MSELoss loss_fn;
+  SGD optimizer(model.parameters(), {.lr = lr});
+  optimizer.zero_grad();
+  const FloatTensor inputs = torch.randn(20, 10);
+  const FloatTensor outputs = model.forward(inputs);  // on dev1
+  const FloatTensor labels = torch.randn(20, 5);      // .to(dev1)
+  print_transfers(rank, mp_model, 0);
+  const float loss = loss_fn.forward(outputs, labels);
+  const std::size_t before_backward = mp_model.transfers().size();
+  model.backward(loss_fn.backward());
+  print_transfers(rank, mp_model, before_backward);
+  optimizer.step();
+  print(rank_prefix(rank) + "loss " + significant(loss, 6));  // PyTorch sums in another order
+  print_parameters(rank, "after step", model.named_parameters());
+}
+
+}  // namespace
 
 void model_parallel(ProcessGroup& pg, const LessonArgs& args) {
   using namespace training;
+  TorchGenerator torch(42);
+  ToyMpModel mp_model(Device{0}, Device{1});
+  torch_init_toy_model_parallel(mp_model, torch);
+  train_step(pg.rank(), mp_model, mp_model, torch, args.lr.value_or(0.001));
+}
+
+void demo_model_parallel(ProcessGroup& pg, const LessonArgs& args) {
+  using namespace training;
   const int rank = pg.rank();
-  const double lr = args.lr.value_or(0.001);
-  // The one-process model both halves come from.
-  ToyModel whole;
-  Generator init(42);
-  init_toy_model(whole, init);
-  Generator data(2000);
-  const FloatTensor inputs = randn(20, 10, data);
-  const FloatTensor labels = randn(20, 5, data);
-
-  ToyMpModel mp_model(pg, /*dev0=*/0, /*dev1=*/1);
-  if (mp_model.holds_net1()) {
-    mp_model.net1().weight = whole.net1().weight;
-    mp_model.net1().bias = whole.net1().bias;
-    print(rank_prefix(rank) + "holds net1 and relu; it sends the activations to rank 1");
-  }
-  if (mp_model.holds_net2()) {
-    mp_model.net2().weight = whole.net2().weight;
-    mp_model.net2().bias = whole.net2().bias;
-    print(rank_prefix(rank) +
-          "holds net2; it sends the gradient of the activations back to rank 0");
-  }
-  MSELoss loss_fn;
-  SGD optimizer(mp_model.parameters(), {.lr = lr});
-  optimizer.zero_grad();
-  const FloatTensor outputs = mp_model.forward(inputs);  // on rank 1
-  FloatTensor grad;
-  if (rank == 1) {
-    const float loss = loss_fn.forward(outputs, labels);
-    print(rank_prefix(rank) + "model parallel loss " + significant(loss));
-    grad = loss_fn.backward();
-  }
-  mp_model.backward(grad);
-  optimizer.step();
-  print_parameters(rank, "after step", mp_model.named_parameters());
-
-  if (rank == 1) {
-    MSELoss one_loss_fn;
-    SGD one_optimizer(whole.parameters(), {.lr = lr});
-    one_optimizer.zero_grad();
-    const float loss = one_loss_fn.forward(whole.forward(inputs), labels);
-    whole.backward(one_loss_fn.backward());
-    one_optimizer.step();
-    print(rank_prefix(rank) + "one-process ToyModel loss " + significant(loss));
-    print_parameters(rank, "one-process after step", whole.named_parameters());
-  }
+  TorchGenerator torch(42);  // setup()
+  ToyMpModel mp_model(Device{2 * rank}, Device{2 * rank + 1});
+  torch_init_toy_model_parallel(mp_model, torch);
+  DistributedDataParallel ddp_mp_model(mp_model, pg);
+  train_step(rank, mp_model, ddp_mp_model, torch, args.lr.value_or(0.001));
 }
 
 }  // namespace ringlab::lessons

@@ -21,11 +21,11 @@ void ddp_grad_average(ProcessGroup&, const LessonArgs&);
 void ddp_basic(ProcessGroup&, const LessonArgs&);
 void ddp_checkpoint(ProcessGroup&, const LessonArgs&);
 void model_parallel(ProcessGroup&, const LessonArgs&);
+void demo_model_parallel(ProcessGroup&, const LessonArgs&);
 void horovod(ProcessGroup&, const LessonArgs&);
 void train(ProcessGroup&, const LessonArgs&);
 void train_elastic(ProcessGroup&, const LessonArgs&);
 std::string four_samples_problem(int world);
-std::string two_ranks_problem(int world);
 void support(const RunOptions&);
 std::string support_world_problem(int world);
 
@@ -114,7 +114,8 @@ constexpr Lesson kLessons[] = {
      .world_problem = four_samples_problem,
      .then_world_size = 4},
     {.name = "ddp_basic",
-     .teaches = "one DDP training step of ToyModel: different losses, the same update",
+     .teaches = "seed 004's demo_basic as the tutorial runs it: one DDP step of ToyModel, "
+                "PyTorch's numbers",
      .default_world_size = 2,
      .run = ddp_basic},
     {.name = "ddp_checkpoint",
@@ -122,10 +123,14 @@ constexpr Lesson kLessons[] = {
      .default_world_size = 2,
      .run = ddp_checkpoint},
     {.name = "model_parallel",
-     .teaches = "ToyMpModel: net1 on rank 0, net2 on rank 1, activations sent between",
-     .default_world_size = 2,
-     .run = model_parallel,
-     .world_problem = two_ranks_problem},
+     .teaches = "ToyMpModel: net1 on device dev0, net2 on dev1 of one process, the activations "
+                "copied between",
+     .default_world_size = 1,
+     .run = model_parallel},
+    {.name = "demo_model_parallel",
+     .teaches = "seed 004's demo_model_parallel: ToyMpModel in every process, DDP across them",
+     .default_world_size = 4,
+     .run = demo_model_parallel},
     {.name = "horovod",
      .teaches = "Horovod's recipe: lr x size, broadcast, fused gradient averaging",
      .default_world_size = 4,

@@ -33,6 +33,7 @@
 #include "training/model_parallel.hpp"
 #include "training/overlap.hpp"
 #include "training/sgd.hpp"
+#include "training/torch_random.hpp"
 #include "training_reference.hpp"
 #include "transport/inproc.hpp"
 #include "with_groups.hpp"
@@ -759,66 +760,69 @@ TEST_SUITE("training_horovod") {
 // ---- model parallelism -----------------------------------------------------------
 
 TEST_SUITE("training_model_parallel") {
-  TEST_CASE("ToyMpModel on two ranks gives the one-process loss and update") {
-    // dev0/dev1 as ranks 0/1 of 2, and as ranks 2/0 of 3 (rank 1 idle).
-    for (const auto& [world, dev0, dev1] : {std::tuple{2, 0, 1}, std::tuple{3, 2, 0}}) {
-      CAPTURE(world);
-      ToyModel whole;
-      init_seeded(whole, 500);
-      const Batch b = batch(0, 6);
-      std::vector<double> x, y;
-      append(x, y, b);
-      const ref::ToyParams start = params_of(whole);
-      const ref::ToyResult expected = ref::toy_loss_and_grad(start, x, y);
-      ref::ToyParams after = start;
-      ref::sgd_step(after, expected.grad, 0.05);
-      std::mutex mutex;
-      with_groups(world, [&, d0 = dev0, d1 = dev1](ProcessGroup& pg) {
-        ToyModel source;
-        init_seeded(source, 500);
-        ToyMpModel model(pg, d0, d1);
-        if (model.holds_net1()) {
-          model.net1().weight = source.net1().weight;
-          model.net1().bias = source.net1().bias;
-        }
-        if (model.holds_net2()) {
-          model.net2().weight = source.net2().weight;
-          model.net2().bias = source.net2().bias;
-        }
-        std::optional<SGD> sgd;  // the idle rank has nothing to optimize
-        if (!model.parameters().empty()) sgd.emplace(model.parameters(), SgdOptions{.lr = 0.05});
-        MSELoss loss_fn;
-        const FloatTensor out = model.forward(b.x);
-        FloatTensor grad;
-        if (pg.rank() == d1) {
-          const float loss = loss_fn.forward(out, b.y);
-          std::lock_guard lock(mutex);
-          CHECK(ref::close(loss, expected.loss, 1e-6));
-          grad = loss_fn.backward();
-        }
-        model.backward(grad);
-        if (sgd) sgd->step();
-        std::lock_guard lock(mutex);
-        if (model.holds_net1()) {
-          check_close(doubles(model.net1().weight.value), after.w1, 1e-6, 1e-8, "net1.weight");
-          check_close(doubles(model.net1().bias.value), after.b1, 1e-6, 1e-8, "net1.bias");
-        }
-        if (model.holds_net2()) {
-          check_close(doubles(model.net2().weight.value), after.w2, 1e-6, 1e-8, "net2.weight");
-          check_close(doubles(model.net2().bias.value), after.b2, 1e-6, 1e-8, "net2.bias");
-        }
-        if (pg.rank() != d0 && pg.rank() != d1) CHECK(model.parameters().empty());
-      });
-    }
+  // Printed by PyTorch 1.13 (Debian's python3-torch, AVX2 kernels) for
+  //   torch.manual_seed(42); net1 = nn.Linear(10, 10); net2 = nn.Linear(10, 5)
+  //   x = torch.randn(20, 10); y = torch.randn(20, 5)
+  // with "%.9g" % v: the first four values of each, and x's last 20 (which
+  // torch.randn draws twice: 200 is not a multiple of 16).
+  TEST_CASE("TorchGenerator draws PyTorch's numbers") {
+    const auto text = [](std::span<const float> values, std::size_t from, std::size_t n) {
+      std::string out;
+      for (std::size_t i = from; i < from + n; ++i) out += (i > from ? " " : "") + significant(values[i]);
+      return out;
+    };
+    TorchGenerator torch(42);
+    ToyModel model;
+    torch_init_toy_model(model, torch);
+    CHECK(text(model.net1().weight.value.values(), 0, 4) ==
+          "0.241768315 0.262471557 -0.0740834624 0.290490389");
+    CHECK(text(model.net1().bias.value.values(), 0, 4) ==
+          "-0.181094229 0.0789948553 -0.0417399071 -0.229545295");
+    CHECK(text(model.net2().weight.value.values(), 0, 4) ==
+          "0.316104084 0.0597275048 0.0974486545 -0.29494068");
+    const FloatTensor x = torch.randn(20, 10);
+    const FloatTensor y = torch.randn(20, 5);
+    CHECK(text(x.values(), 0, 4) == "-0.730842412 0.174820259 -1.09392929 0.963338673");
+    CHECK(text(x.values(), 180, 20) ==
+          "0.129219756 2.85197473 -0.743569314 0.195371285 -1.26093471 0.916515291 "
+          "-0.0280060954 -0.218443215 0.16629982 2.14416814 1.70456719 0.345901251 0.544755042 "
+          "0.993460238 0.50667119 -0.13968797 -1.18075025 -1.28292954 0.448485792 -0.590737522");
+    CHECK(text(y.values(), 0, 4) == "-0.437465847 -1.22011125 -0.585415184 0.666373789");
   }
 
-  TEST_CASE("ToyMpModel refuses the same rank twice or a rank outside the world") {
-    with_groups(2, [](ProcessGroup& pg) {
-      CHECK_THROWS_WITH_AS(ToyMpModel(pg, 1, 1), doctest::Contains("two different ranks"),
-                           std::invalid_argument);
-      CHECK_THROWS_WITH_AS(ToyMpModel(pg, 0, 2), doctest::Contains("two different ranks"),
-                           std::invalid_argument);
-    });
+  TEST_CASE("ToyMpModel gives the one-device loss and update, copying 800 bytes each way") {
+    TorchGenerator torch(42);
+    ToyMpModel model(Device{0}, Device{1});
+    torch_init_toy_model_parallel(model, torch);
+    const FloatTensor x = torch.randn(20, 10), y = torch.randn(20, 5);
+    const ref::ToyParams start{doubles(model.net1().weight.value), doubles(model.net1().bias.value),
+                               doubles(model.net2().weight.value), doubles(model.net2().bias.value)};
+    const ref::ToyResult expected = ref::toy_loss_and_grad(start, doubles(x), doubles(y));
+    ref::ToyParams after = start;
+    ref::sgd_step(after, expected.grad, 0.05);
+    SGD sgd(model.parameters(), SgdOptions{.lr = 0.05});
+    MSELoss loss_fn;
+    CHECK(ref::close(loss_fn.forward(model.forward(x), y), expected.loss, 1e-6));
+    model.backward(loss_fn.backward());
+    sgd.step();
+    check_close(doubles(model.net1().weight.value), after.w1, 1e-6, 1e-8, "net1.weight");
+    check_close(doubles(model.net1().bias.value), after.b1, 1e-6, 1e-8, "net1.bias");
+    check_close(doubles(model.net2().weight.value), after.w2, 1e-6, 1e-8, "net2.weight");
+    check_close(doubles(model.net2().bias.value), after.b2, 1e-6, 1e-8, "net2.bias");
+    // The activations (20 x 10 float32) forward, their gradient back.
+    REQUIRE(model.transfers().size() == 2);
+    CHECK(model.transfers()[0].what == "activations");
+    CHECK(model.transfers()[0].from.name() == "cpu:0");
+    CHECK(model.transfers()[0].to.name() == "cpu:1");
+    CHECK(model.transfers()[0].bytes == 800);
+    CHECK(model.transfers()[1].what == "gradient of the activations");
+    CHECK(model.transfers()[1].from.name() == "cpu:1");
+    CHECK(model.transfers()[1].bytes == 800);
+  }
+
+  TEST_CASE("ToyMpModel refuses one device for both halves") {
+    CHECK_THROWS_WITH_AS(ToyMpModel(Device{1}, Device{1}), doctest::Contains("give two devices"),
+                         std::invalid_argument);
   }
 
 }  // TEST_SUITE

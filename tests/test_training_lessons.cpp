@@ -18,6 +18,10 @@
 
 #include "run_program.hpp"
 #include "training/checkpoint.hpp"
+#include "training/loss.hpp"
+#include "training/module.hpp"
+#include "training/sgd.hpp"
+#include "training/torch_random.hpp"
 #include "training_reference.hpp"
 
 namespace {
@@ -228,9 +232,7 @@ TEST_SUITE("training_lessons") {
     for (const auto& [arguments, message] :
          {std::pair<std::string, std::string>{"ddp_grad_average -n 3",
                                               "cannot run on 3 ranks: the four samples"},
-          {"model_parallel -n 3",
-           "cannot run on 3 ranks: ToyMpModel puts net1 on rank 0 and net2 on rank 1"},
-          {"model_parallel -n 1", "it needs exactly 2 ranks"},
+          {"pingpong -n 3", "it needs exactly 2 ranks"},
           {"pingpong -n 1", "it needs exactly 2 ranks"}}) {
       CAPTURE(arguments);
       const ProgramRun run = run_ringlab("lesson " + arguments + " --timeout-ms 5000");
@@ -267,23 +269,84 @@ TEST_SUITE("training_lessons") {
                   "the float64 reference on 3 ranks");
   }
 
-  TEST_CASE("ddp_basic: different losses, the same parameters after the step on every rank") {
-    const auto lines = lines_of(lesson("ddp_basic").output);
-    const auto rank0 = of_rank(lines, 0), rank1 = of_rank(lines, 1);
-    REQUIRE(rank0.size() == 10);  // the bucket line, the loss, 4 before, 4 after
-    REQUIRE(rank1.size() == 9);
-    CHECK(rank0[0].starts_with(
-        "DDP buckets, in the order backward fills them: bucket 0: "
-        "module.net2.bias module.net2.weight module.net1.bias module.net1.weight"));
-    CHECK(rank0[1].starts_with("loss "));
-    CHECK(rank1[0].starts_with("loss "));
-    CHECK(rank0[1] != rank1[0]);
-    for (std::size_t i = 0; i < 8; ++i) CHECK(rank0[2 + i] == rank1[1 + i]);
-    for (std::size_t i = 0; i < 4; ++i) {
-      CHECK(rank0[2 + i].starts_with("before step module."));
-      CHECK(rank0[6 + i].starts_with("after step module."));
+  TEST_CASE("ddp_basic, model_parallel, demo_model_parallel print what PyTorch computes for them") {
+    // tests/golden/make_ddp_golden.py runs the tutorial's programs in PyTorch 1.13.
+    const std::tuple<const char*, const char*, int> runs[] = {
+        {"ddp_basic", "ddp_basic.txt", 2},
+        {"model_parallel", "model_parallel.txt", 1},
+        {"demo_model_parallel", "demo_model_parallel.txt", 4}};
+    for (const auto& [name, golden_file, world] : runs) {
+      const auto expected = lines_of(golden(golden_file));
+      for (const std::string& backend : kBackends) {
+        CAPTURE(name);
+        CAPTURE(backend);
+        const auto lines = lines_of(lesson(name, backend).output);
+        int compared = 0;
+        for (const std::string& line : expected) {
+          if (line.empty() || line[0] == '#' || line[0] == '=') continue;
+          CAPTURE(line);
+          ++compared;
+          const std::size_t loss_at = line.find(" loss ");
+          if (loss_at == std::string::npos) {  // a tensor as PyTorch prints it: the same text
+            CHECK(count(lines, line) == 1);
+            continue;
+          }
+          // The loss: PyTorch adds in another order, so only to float32's last digits.
+          const std::string prefix = line.substr(0, loss_at + 6);
+          const auto ours = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) {
+            return l.starts_with(prefix);
+          });
+          REQUIRE(ours != lines.end());
+          CHECK(ringlab::ref::close(std::stod(ours->substr(prefix.size())),
+                                    std::stod(line.substr(prefix.size())), 1e-6));
+        }
+        CHECK(compared == 5 * world);
+      }
     }
-    CHECK(rank0[5].substr(rank0[5].find("tensor")) != rank0[9].substr(rank0[9].find("tensor")));
+  }
+
+  TEST_CASE("the tutorial's step in the training library gives PyTorch's parameters to 1e-6") {
+    // model_parallel.txt's "= " lines: the first four values of each parameter
+    // after PyTorch's step, with 9 significant digits.
+    using namespace ringlab::training;
+    TorchGenerator torch(42);
+    ToyModel model;
+    torch_init_toy_model(model, torch);
+    SGD optimizer(model.parameters(), {.lr = 0.001});
+    MSELoss loss_fn;
+    const FloatTensor x = torch.randn(20, 10), y = torch.randn(20, 5);
+    loss_fn.forward(model.forward(x), y);
+    model.backward(loss_fn.backward());
+    optimizer.step();
+    int compared = 0;
+    for (const std::string& line : lines_of(golden("model_parallel.txt"))) {
+      if (!line.starts_with("= Rank 0 after step ")) continue;
+      std::istringstream in(line.substr(20));
+      std::string name;
+      in >> name;
+      CAPTURE(name);
+      const FloatTensor& value =
+          name == "net1.weight" ? model.net1().weight.value
+          : name == "net1.bias" ? model.net1().bias.value
+          : name == "net2.weight" ? model.net2().weight.value : model.net2().bias.value;
+      for (std::size_t i = 0; i < 4; ++i) {
+        double torch_value = 0;
+        in >> torch_value;
+        CHECK(ringlab::ref::close(value[i], torch_value, 1e-6));
+      }
+      ++compared;
+    }
+    CHECK(compared == 4);
+  }
+
+  TEST_CASE("ddp_basic says why every rank prints the same loss") {
+    const auto lines = lines_of(lesson("ddp_basic", "inproc").output);
+    CHECK(count(lines, "Rank 0 DDP buckets, in the order backward fills them: bucket 0: "
+                       "module.net2.bias module.net2.weight module.net1.bias module.net1.weight "
+                       "(660 bytes)") == 1);
+    CHECK(count(lines, "Rank 0 every rank draws the same batch: setup() seeds every process with "
+                       "42, and each draws torch.randn after the same ToyModel, so every rank "
+                       "prints the same loss") == 1);
   }
 
   TEST_CASE("ddp_checkpoint: rank 0 saves, every rank loads the same state, then one step") {
@@ -323,34 +386,32 @@ TEST_SUITE("training_lessons") {
     }
   }
 
-  TEST_CASE("model_parallel: the split model's loss and update are the one-process model's") {
-    for (const std::string& backend : kBackends) {
-      CAPTURE(backend);
-      const auto lines = lines_of(lesson("model_parallel", backend).output);
-      const auto rank0 = of_rank(lines, 0), rank1 = of_rank(lines, 1);
-      const auto value_of = [](const std::vector<std::string>& mine, const std::string& prefix) {
-        for (const std::string& l : mine)
-          if (l.starts_with(prefix)) return l.substr(prefix.size());
-        return std::string("(missing)");
-      };
-      const std::string loss = value_of(rank1, "model parallel loss ");
-      CHECK(loss != "(missing)");
-      CHECK(loss == value_of(rank1, "one-process ToyModel loss "));
-      for (const std::string name : {"net1.weight", "net1.bias"})
-        CHECK(value_of(rank0, "after step " + name + " ") ==
-              value_of(rank1, "one-process after step " + name + " "));
-      for (const std::string name : {"net2.weight", "net2.bias"})
-        CHECK(value_of(rank1, "after step " + name + " ") ==
-              value_of(rank1, "one-process after step " + name + " "));
-      CHECK(value_of(rank0, "after step net2.weight ") == "(missing)");  // rank 0 holds no net2
-    }
+  TEST_CASE("model_parallel moves the activations between its two devices, and back") {
+    // 20 samples of 10 activations, float32: 800 bytes each way.
+    const auto lines = lines_of(lesson("model_parallel", "inproc").output);
+    CHECK(count(lines, "Rank 0 ToyMpModel: net1 and relu on cpu:0, net2 on cpu:1 (memory spaces "
+                       "of this process)") == 1);
+    CHECK(index_of(lines, "Rank 0 moved the activations (800 bytes) from cpu:0 to cpu:1") <
+          index_of(lines, "Rank 0 moved the gradient of the activations (800 bytes) from cpu:1 to "
+                          "cpu:0"));
+    CHECK(index_of(lines, "Rank 0 moved the gradient of the activations (800 bytes) from cpu:1 to "
+                          "cpu:0") < lines.size());
+    // demo_model_parallel: rank r's devices are the tutorial's 2r and 2r + 1.
+    const auto demo = lines_of(lesson("demo_model_parallel", "inproc").output);
+    for (int r = 0; r < 4; ++r)
+      CHECK(count(demo, "Rank " + std::to_string(r) + " moved the activations (800 bytes) from cpu:" +
+                            std::to_string(2 * r) + " to cpu:" + std::to_string(2 * r + 1)) == 1);
   }
 
   TEST_CASE(
-      "horovod: lr x size, broadcast from rank 0, a loss per rank per epoch, rank-0 checkpoints") {
+      "horovod: lr x size, broadcast from rank 0, a loss per rank per epoch, rank-0 checkpoints "
+      "kept in --checkpoint-dir") {
+    const std::filesystem::path folder =
+        std::filesystem::temp_directory_path() /
+        ("ringlab-test-horovod-" + std::to_string(::getpid())) / "checkpoints";
     const ProgramRun run = ringlab::testing::run_shell(
         ringlab::testing::kCleanEnvironment + "HOROVOD_FUSION_THRESHOLD=300 " + RINGLAB_EXE +
-        " lesson horovod --timeout-ms 20000");
+        " lesson horovod --timeout-ms 20000 --checkpoint-dir " + folder.string());
     INFO(run.output);
     REQUIRE(run.status == 0);
     const auto lines = lines_of(run.output);
@@ -378,13 +439,17 @@ TEST_SUITE("training_lessons") {
     CHECK(after[0].substr(after[0].find("tensor")) ==
           before[0].substr(before[0].find("tensor")));  // rank 0's
     CHECK(count(lines, "Rank 0 lr = base_lr * hvd.size() = 0.0125 * 4 = 0.05") == 1);
-    std::size_t saved = 0;
-    for (const auto& l : lines)
-      if (l.find("saved checkpoint-") != std::string::npos) {
-        ++saved;
-        CHECK(l.starts_with("Rank 0 "));
-      }
-    CHECK(saved == 3);
+    // Kept where --checkpoint-dir says, each path said once, by rank 0.
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      const std::filesystem::path kept = folder / ("checkpoint-" + std::to_string(epoch) + ".json");
+      CHECK(count(lines, "Rank 0 saved " + kept.string() + " (rank 0 only)") == 1);
+      REQUIRE(std::filesystem::exists(kept));
+      CHECK(ringlab::training::load_checkpoint(kept.string()).epoch == epoch);
+    }
+    CHECK(std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.find(" saved ") != std::string::npos;
+          }) == 3);
+    std::filesystem::remove_all(folder.parent_path());
     // 300-byte fusion buffer: net2.bias + net2.weight + net1.bias fit (260 B),
     // net1.weight (400 B) goes alone.
     CHECK(count(lines,
@@ -397,17 +462,18 @@ TEST_SUITE("training_lessons") {
     INFO(tour.output);
     REQUIRE(tour.status == 0);
     for (const std::string name : {"ddp_init_broadcast", "ddp_grad_average", "ddp_basic",
-                                   "ddp_checkpoint", "model_parallel", "horovod", "train"})
+                                   "ddp_checkpoint", "model_parallel", "demo_model_parallel",
+                                   "horovod", "train"})
       CHECK(tour.output.find("\n# " + name + " (world ") != std::string::npos);
     CHECK(tour.output.find("# ddp_grad_average (world 2, then 4)") != std::string::npos);
     CHECK(tour.output.find("at rank 1, after DDP, the gradient is 14.0") != std::string::npos);
     CHECK(tour.output.find("at rank 3, after DDP, the gradient is 7.0") != std::string::npos);
     const ProgramRun four = run_ringlab("tour -n 4 --backend inproc --timeout-ms 20000");
     CHECK(four.status == 0);
-    CHECK(four.output.find("# model_parallel (skipped: not on 4 ranks): ToyMpModel") !=
+    CHECK(four.output.find("# pingpong (skipped: not on 4 ranks): send/recv") !=
           std::string::npos);
-    CHECK(four.output.find("skipped: ToyMpModel puts net1 on rank 0 and net2 on rank 1") !=
-          std::string::npos);
+    CHECK(four.output.find("skipped: the article's ping-pong passes a tensor between rank 0 and "
+                           "rank 1") != std::string::npos);
   }
 
   TEST_CASE("ringlab sim ddp: how much all_reduce hides behind backward, in closed form") {

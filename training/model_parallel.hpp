@@ -1,56 +1,71 @@
-// Seed 004's ToyMpModel, with the two "devices" as two ranks:
+// Seed 004's ToyMpModel: one model split across two devices of one process.
 //
 //   class ToyMpModel(nn.Module):               ringlab
-//     net1 = Linear(10, 10).to(dev0)           net1 lives on rank dev0
-//     relu = ReLU()                            so does the ReLU
-//     net2 = Linear(10, 5).to(dev1)            net2 lives on rank dev1
+//     net1 = Linear(10, 10).to(dev0)           net1 lives on device dev0
+//     relu = ReLU()                            (runs where its input is: dev0)
+//     net2 = Linear(10, 5).to(dev1)            net2 lives on device dev1
 //     forward(x):
-//       x = relu(net1(x.to(dev0)))             rank dev0 computes the activations
-//       return net2(x.to(dev1))                ... and sends them to dev1 (send/recv)
-//   loss.backward()                            dev1 sends d loss / d activations
-//                                              back to dev0, which finishes
+//       x = relu(net1(x.to(dev0)))
+//       return net2(x.to(dev1))                the activations move dev0 -> dev1
+//   loss.backward()                            their gradient moves dev1 -> dev0
 //
-// Every rank calls forward and backward (the other ranks do nothing);
-// forward returns the output on dev1 and an empty tensor elsewhere; backward
-// takes the loss gradient on dev1 (ignored elsewhere). Each rank holds, and
-// its optimizer updates, only its own layers: state_dict() on dev0 has
-// net1.weight and net1.bias, on dev1 net2.weight and net2.bias.
-//
-// On the wire: a 2-element int64 shape header, then the float32 values, with
-// tag 0 going forward (activations) and tag 1 coming back (their gradient).
+// ringlab's training library computes on the CPU, so a device here is a
+// memory space of this process ("cpu:0", "cpu:1"), where the tutorial has two
+// GPUs: a tensor reaches another device only by a copy (.to(device)), and
+// every copy is counted, so a lesson can say what crossed between the two.
+// Wrapped in DistributedDataParallel it is the tutorial's demo_model_parallel:
+// model parallel inside each process, data parallel across processes.
 #pragma once
 
-#include <memory>
+#include <cstddef>
+#include <string>
+#include <vector>
 
-#include "primitives/process_group.hpp"
 #include "training/module.hpp"
 
 namespace ringlab::training {
 
+// A memory space of this process standing for one device.
+struct Device {
+  int index = 0;
+  std::string name() const { return "cpu:" + std::to_string(index); }
+};
+
+// One copy between devices.
+struct Transfer {
+  std::string what;  // "activations", "gradient of the activations"
+  Device from, to;
+  std::size_t bytes = 0;
+};
+
+// t.to(to): a copy of t in the memory of device `to`, counted in `log`.
+FloatTensor to_device(const FloatTensor& t, const Device& from, const Device& to,
+                      const std::string& what, std::vector<Transfer>& log);
+
 class ToyMpModel final : public Module {
  public:
-  // dev0 != dev1, both ranks of pg.
-  ToyMpModel(ProcessGroup& pg, int dev0 = 0, int dev1 = 1);
+  // dev0 != dev1. Weights and biases are zero until initialized, as
+  // ToyModel's (init.hpp, torch_random.hpp: net1 first, then net2).
+  ToyMpModel(Device dev0, Device dev1);
 
-  FloatTensor forward(const FloatTensor& input) override;
+  FloatTensor forward(const FloatTensor& input) override;  // output on dev1
   FloatTensor backward(const FloatTensor& grad_output) override;
   std::vector<NamedParameter> named_parameters() override;
   std::string describe() const override { return "ToyMpModel"; }
 
-  bool holds_net1() const { return net1_ != nullptr; }
-  bool holds_net2() const { return net2_ != nullptr; }
-  Linear& net1();  // rank dev0 only
-  Linear& net2();  // rank dev1 only
+  Linear& net1() { return net1_; }
+  Linear& net2() { return net2_; }
+  const Device& dev0() const { return dev0_; }
+  const Device& dev1() const { return dev1_; }
+  // Every copy between the devices so far, in order.
+  const std::vector<Transfer>& transfers() const { return transfers_; }
 
  private:
-  void send_matrix(const FloatTensor& m, int dst, int tag);
-  FloatTensor recv_matrix(int src, int tag);
-
-  ProcessGroup& pg_;
-  int dev0_, dev1_;
-  std::unique_ptr<Linear> net1_;
-  std::unique_ptr<ReLU> relu_;
-  std::unique_ptr<Linear> net2_;
+  Device dev0_, dev1_;
+  Linear net1_;
+  ReLU relu_;
+  Linear net2_;
+  std::vector<Transfer> transfers_;
 };
 
 }  // namespace ringlab::training
