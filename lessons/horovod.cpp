@@ -13,11 +13,10 @@
 // train lesson's formula, rank r taking samples r, r + size, ... (PyTorch's
 // DistributedSampler without shuffling), in batches of 10. --steps sets the epochs (default 3),
 // --lr the base lr. HOROVOD_FUSION_THRESHOLD (bytes) sets the fusion buffer,
-// as it does for Horovod. The checkpoints go to a temporary folder that is
-// removed at the end.
+// as it does for Horovod. Rank 0 keeps a checkpoint per epoch,
+// checkpoint-EPOCH.json, in --checkpoint-dir (default: the current folder, as
+// the example's checkpoint_format does), and says where.
 #include "training/horovod.hpp"
-
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -55,6 +54,50 @@ std::size_t fusion_threshold() {
 
 }  // namespace
 
+namespace {
+
+// This rank's shard, as DistributedSampler(num_replicas=size, rank=rank,
+// shuffle=False): the indices are padded (repeating from the start) to a
+// multiple of size, and rank r takes r, r + size, ...; every rank gets as
+// many samples, so every rank runs as many steps.
+std::vector<int> shard_of(int rank, int size) {
+  std::vector<int> shard;
+  const int per_rank = (kSamples + size - 1) / size;
+  for (int i = rank; i < per_rank * size; i += size) shard.push_back(i % kSamples);
+  return shard;
+}
+
+// One epoch over the shard in batches of kBatch; returns the mean loss.
+double train_epoch(training::ToyModel& model, training::hvd::DistributedOptimizer& optimizer,
+                   const std::vector<int>& shard) {
+  using namespace training;
+  MSELoss loss_fn;
+  double loss_sum = 0;
+  int batches = 0;
+  for (std::size_t start = 0; start < shard.size(); start += kBatch) {
+    const auto rows = static_cast<std::int64_t>(std::min<std::size_t>(kBatch, shard.size() - start));
+    FloatTensor x = FloatTensor::matrix(rows, 10), y = FloatTensor::matrix(rows, 5);
+    for (std::int64_t k = 0; k < rows; ++k) fill_sample(shard[start + std::size_t(k)], x, y, k);
+    optimizer.zero_grad();
+    loss_sum += loss_fn.forward(model.forward(x), y);
+    model.backward(loss_fn.backward());
+    optimizer.step();  // synchronize (fused all_reduce, / size), then SGD
+    ++batches;
+  }
+  return batches ? loss_sum / batches : 0.0;
+}
+
+void print_fusions(int rank, const training::hvd::DistributedOptimizer& optimizer) {
+  std::string fused;
+  for (const training::hvd::Fusion& f : optimizer.fusions())
+    fused += (fused.empty() ? "" : "; ") + std::to_string(f.tensors.size()) +
+             (f.tensors.size() == 1 ? " gradient in " : " gradients in ") +
+             std::to_string(f.bytes) + " bytes";
+  if (!fused.empty()) print(rank_prefix(rank) + "the last step's fused all_reduces: " + fused);
+}
+
+}  // namespace
+
 void horovod(ProcessGroup& pg, const LessonArgs& args) {
   using namespace training;
   hvd::Horovod hvd = hvd::init(pg);
@@ -81,56 +124,22 @@ void horovod(ProcessGroup& pg, const LessonArgs& args) {
     print(rank_prefix(rank) + "lr = base_lr * hvd.size() = " + python_float(base_lr) + " * " +
           std::to_string(hvd.size()) + " = " + python_float(sgd.options().lr));
 
-  // This rank's shard, as DistributedSampler(num_replicas=size, rank=rank,
-  // shuffle=False): the indices are padded (repeating from the start) to a
-  // multiple of size, and rank r takes r, r + size, ...; every rank gets as
-  // many samples, so every rank runs as many steps.
-  std::vector<int> shard;
-  const int per_rank = (kSamples + hvd.size() - 1) / hvd.size();
-  for (int i = rank; i < per_rank * hvd.size(); i += hvd.size()) shard.push_back(i % kSamples);
-  std::filesystem::path folder;
-  if (rank == 0) {
-    folder =
-        std::filesystem::temp_directory_path() / ("ringlab-horovod-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(folder);
-  }
-  MSELoss loss_fn;
-  const int epochs = args.steps.value_or(3);
-  for (int epoch = 0; epoch < epochs; ++epoch) {
-    double loss_sum = 0;
-    int batches = 0;
-    for (std::size_t start = 0; start < shard.size(); start += kBatch) {
-      const auto rows =
-          static_cast<std::int64_t>(std::min<std::size_t>(kBatch, shard.size() - start));
-      FloatTensor x = FloatTensor::matrix(rows, 10), y = FloatTensor::matrix(rows, 5);
-      for (std::int64_t k = 0; k < rows; ++k)
-        fill_sample(shard[start + static_cast<std::size_t>(k)], x, y, k);
-      optimizer.zero_grad();
-      loss_sum += loss_fn.forward(model.forward(x), y);
-      model.backward(loss_fn.backward());
-      optimizer.step();  // synchronize (fused all_reduce, / size), then SGD
-      ++batches;
-    }
+  const std::vector<int> shard = shard_of(rank, hvd.size());
+  // checkpoint_dir = args.checkpoint_dir if hvd.rank() == 0 else None
+  const std::filesystem::path folder = std::filesystem::absolute(
+      args.checkpoint_dir.empty() ? std::string(".") : args.checkpoint_dir);
+  if (rank == 0) std::filesystem::create_directories(folder);
+  for (int epoch = 0; epoch < args.steps.value_or(3); ++epoch) {
     print(rank_prefix(rank) + "epoch " + std::to_string(epoch) + " loss " +
-          significant(batches ? loss_sum / batches : 0.0));
-    if (rank == 0) {  // checkpoint_dir = ... if hvd.rank() == 0 else None
-      const std::string path =
-          (folder / ("checkpoint-" + std::to_string(epoch) + ".json")).string();
-      save_checkpoint({.model = model.state_dict(), .optimizer = sgd.state_dict(), .epoch = epoch},
-                      path);
-      print(rank_prefix(rank) + "saved checkpoint-" + std::to_string(epoch) +
-            ".json (rank 0 only)");
-    }
+          significant(train_epoch(model, optimizer, shard)));
+    if (rank != 0) continue;
+    const std::filesystem::path path =
+        (folder / ("checkpoint-" + std::to_string(epoch) + ".json")).lexically_normal();
+    save_checkpoint({.model = model.state_dict(), .optimizer = sgd.state_dict(), .epoch = epoch},
+                    path.string());
+    print(rank_prefix(rank) + "saved " + path.string() + " (rank 0 only)");
   }
-  if (rank == 0) {
-    std::string fused;
-    for (const hvd::Fusion& f : optimizer.fusions())
-      fused += (fused.empty() ? "" : "; ") + std::to_string(f.tensors.size()) +
-               (f.tensors.size() == 1 ? " gradient in " : " gradients in ") +
-               std::to_string(f.bytes) + " bytes";
-    if (!fused.empty()) print(rank_prefix(rank) + "the last step's fused all_reduces: " + fused);
-    std::filesystem::remove_all(folder);
-  }
+  if (rank == 0) print_fusions(rank, optimizer);
 }
 
 }  // namespace ringlab::lessons

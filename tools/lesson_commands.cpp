@@ -92,6 +92,9 @@ void add_lesson_commands(CLI::App& app) {
   lesson->add_option("--checkpoint", cmd->options.args.checkpoint,
                      "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
                      "every epoch here and resume from it (default checkpoint.pt)");
+  lesson->add_option("--checkpoint-dir", cmd->options.args.checkpoint_dir,
+                     "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: the "
+                     "current folder)");
   lesson
       ->add_option("--max-epoch", cmd->options.args.max_epoch,
                    "train_elastic: epochs (default 100)")
