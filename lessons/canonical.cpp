@@ -42,7 +42,7 @@ std::string canonicalize(std::string_view output) {
   std::string raw;
   while (std::getline(in, raw)) {
     std::string text = collapse_spaces(raw);
-    if (text.empty() || text.front() == '#') continue;
+    if (text.empty() || text.front() == '#' || text.starts_with("try: ")) continue;
     std::smatch match;
     int rank = 0, phase = rank0_phase;
     if (std::regex_search(text, match, rank_pattern)) {

@@ -5,9 +5,10 @@
 // takes its phase;
 // then stable-sort by (phase, rank, order within rank). Two runs whose output
 // interleaved differently have the same canonical form.
-// Lines starting with '#' are the runner's, not the program's (the tour's
-// headers, the line naming the algorithm on stderr): they are left out, so
-// output read together with stderr compares too.
+// Lines starting with '#' or "try: " are the runner's, not the program's (the
+// tour's headers, the line naming the algorithm and the one saying what to
+// try next, on stderr): they are left out, so output read together with
+// stderr compares too.
 #pragma once
 
 #include <string>

@@ -2,6 +2,7 @@
 // and prints what the article's Python program prints.
 #pragma once
 
+#include <array>
 #include <cstdio>
 #include <optional>
 #include <span>
@@ -16,12 +17,12 @@
 namespace ringlab::lessons {
 
 struct LessonArgs {
-  int root = -1;  // src/dst for rooted collectives; -1: the article's choice
-  std::optional<double> lr;  // learning rate of the training lessons (default: each one's)
-  std::optional<int> steps;  // training steps (train) or epochs (horovod)
-  std::string checkpoint;    // ddp_checkpoint: where to save and keep it ("": a temporary file);
-                             // train_elastic: where to save and resume ("": checkpoint.pt)
-  std::string checkpoint_dir;     // horovod: where rank 0 keeps its checkpoints ("": .)
+  int root = -1;               // src/dst for rooted collectives; -1: the article's choice
+  std::optional<double> lr;    // learning rate of the training lessons (default: each one's)
+  std::optional<int> steps;    // training steps (train) or epochs (horovod)
+  std::string checkpoint;      // ddp_checkpoint: where to save and keep it ("": a temporary file);
+                               // train_elastic: where to save and resume ("": checkpoint.pt)
+  std::string checkpoint_dir;  // horovod: where rank 0 keeps its checkpoints ("": .)
   std::optional<int> max_epoch;  // train_elastic: epochs (default 100)
   double epoch_seconds = 0;      // train_elastic: a pause before each epoch (the article's sleep)
 };
@@ -60,6 +61,10 @@ struct Lesson {
   // Why `ringlab tour` shows this lesson's header but does not run it ("":
   // it runs).
   std::string_view not_in_tour = "";
+  // The paced tour's two lines on what to look at in the output, and the
+  // command to try next (`ringlab lesson` says it after the lesson, on stderr).
+  std::array<std::string_view, 2> look = {};
+  std::string_view try_next = "";
 };
 
 // Why `lesson` cannot run on `world` ranks ("" when it can).

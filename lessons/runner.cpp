@@ -162,35 +162,41 @@ void run_lesson(const Lesson& lesson, const RunOptions& options) {
   run_worlds(lesson, options, true);
 }
 
-void run_tour(const RunOptions& options) {
-  // What every lesson shares is checked before the first one starts.
+bool print_tour_header(const Lesson& lesson, const RunOptions& options) {
+  const std::vector<int> worlds = worlds_of(lesson, options);
+  if (const std::string why = world_problem(lesson, worlds.front()); !why.empty()) {
+    // Said in the header: a --world-size the lesson cannot use skips it
+    // (under a launcher every rank's world is that size).
+    print("#", lesson.name, "(skipped: not on",
+          std::to_string(worlds.front()) + " ranks):", lesson.teaches);
+    print("skipped:", why);
+    return false;
+  }
+  const std::string statement = algorithm_statement(lesson, options.group);
+  print("#", lesson.name, "(" + worlds_text(worlds) + "):",
+        std::string(lesson.teaches) + (statement.empty() ? "" : " [" + statement + "]"));
+  if (lesson.not_in_tour.empty()) return true;
+  print("not run in the tour:", lesson.not_in_tour);
+  return false;
+}
+
+void check_tour_options(const RunOptions& options) {
   backends::find_backend(backend_of(options));
   check_algorithms(options.group);
+}
+
+void run_tour(const RunOptions& options) {
+  // What every lesson shares is checked before the first one starts.
+  check_tour_options(options);
   for (const Lesson& lesson : all_lessons()) {
-    const std::vector<int> worlds = worlds_of(lesson, options);
-    if (const std::string why = world_problem(lesson, worlds.front()); !why.empty()) {
-      // Said in the header: a --world-size the lesson cannot use skips it
-      // (under a launcher every rank's world is that size).
-      print("#", lesson.name, "(skipped: not on", std::to_string(worlds.front()) + " ranks):",
-            lesson.teaches);
-      print("skipped:", why);
-      print("");
-      continue;
-    }
-    const std::string statement = algorithm_statement(lesson, options.group);
-    print("#", lesson.name, "(" + worlds_text(worlds) + "):",
-          std::string(lesson.teaches) + (statement.empty() ? "" : " [" + statement + "]"));
-    if (!lesson.not_in_tour.empty()) {
-      print("not run in the tour:", lesson.not_in_tour);
-      print("");
-      continue;
-    }
-    if (lesson.run_itself) {
-      RunOptions every_backend = options;  // it runs them all, a column each
-      every_backend.backend.clear();
-      run_worlds(lesson, every_backend, false);
-    } else {
-      run_worlds(lesson, options, false);
+    if (print_tour_header(lesson, options)) {
+      if (lesson.run_itself) {
+        RunOptions every_backend = options;  // it runs them all, a column each
+        every_backend.backend.clear();
+        run_worlds(lesson, every_backend, false);
+      } else {
+        run_worlds(lesson, options, false);
+      }
     }
     print("");
   }

@@ -2,6 +2,8 @@
 // (backends/backends.hpp).
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "backends/backends.hpp"
@@ -53,5 +55,25 @@ void run_lesson(const Lesson& lesson, const RunOptions& options);
 // every backend (support) does so whatever --backend says. A lesson whose
 // row has not_in_tour shows its header and that reason, and does not run.
 void run_tour(const RunOptions& options);
+
+// The tour's header of one lesson, as run_tour prints it; false when the
+// lesson does not run there (a world size it cannot use, or not_in_tour),
+// after saying why.
+bool print_tour_header(const Lesson& lesson, const RunOptions& options);
+// What every lesson of a tour shares: the backend and the algorithms exist.
+void check_tour_options(const RunOptions& options);
+
+// The tour at the learner's pace, for a terminal (tour.cpp): one lesson at a
+// time, each with its header, two lines on what to look at, the lesson run
+// as `ringlab lesson` runs it (which says what to try next), and a prompt:
+// Enter for the next lesson, n to run it again on another world size, q to
+// quit.
+struct TourTerminal {
+  // Writes the prompt and reads one line; nullopt when the input has ended.
+  std::function<std::optional<std::string>(const std::string& prompt)> ask;
+  // Runs the lesson with these options, its output on this terminal.
+  std::function<void(const Lesson&, const RunOptions&)> run;
+};
+void run_paced_tour(const RunOptions& options, const TourTerminal& terminal);
 
 }  // namespace ringlab::lessons

@@ -1,9 +1,11 @@
 // Every lesson's output, canonicalized, against the article's printout
 // (expected text transcribed from ../shared/reference/article-outputs.md).
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -312,4 +314,25 @@ TEST_CASE("a lesson's group selects its article's algorithm unless the caller na
   caller.algorithms[Collective::AllReduce] = "default";  // names none
   CHECK(algorithm_in_effect(lessons::lesson_group_options(all_reduce, caller),
                             Collective::AllReduce) == "ring");
+}
+
+TEST_CASE("every lesson says what to try next, and that command works as printed") {
+  const std::string folder =
+      (std::filesystem::temp_directory_path() / ("ringlab-try-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::create_directories(folder);
+  for (const ringlab::lessons::Lesson& lesson : ringlab::lessons::all_lessons()) {
+    const std::string line(lesson.try_next);
+    CAPTURE(lesson.name);
+    REQUIRE(!line.empty());
+    // "VAR=value ringlab ARGS": run from an empty folder (what it writes lands there).
+    const std::size_t at = line.find("ringlab ");
+    REQUIRE(at != std::string::npos);
+    const std::string command = "cd " + folder + " && " + ringlab::testing::kCleanEnvironment +
+                                line.substr(0, at) + RINGLAB_EXE + line.substr(at + 7);
+    const Run run = ringlab::testing::run_shell(command);
+    INFO(command << " printed:\n" << run.output);
+    CHECK(run.status == 0);
+  }
+  std::filesystem::remove_all(folder);
 }

@@ -1,11 +1,23 @@
-// `ringlab lesson NAME [--world-size N] [--backend B]`, `ringlab lesson --list`
-// and `ringlab tour`.
+// `ringlab lesson NAME [--world-size N] [--backend B]`, `ringlab lesson --list`,
+// `ringlab tour` (paced, one lesson at a time, when stdin is a terminal) and
+// `ringlab start`.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "gui/gui.hpp"
 #include "lessons/runner.hpp"
@@ -69,7 +81,69 @@ void run_lesson_command(LessonCommand& cmd) {
   }
   if (cmd.name.empty()) throw std::invalid_argument("name a lesson, or pass --list to see them");
   apply_common(cmd);
-  lessons::run_lesson(lessons::find_lesson(cmd.name), cmd.options);
+  const lessons::Lesson& lesson = lessons::find_lesson(cmd.name);
+  lessons::run_lesson(lesson, cmd.options);
+  // What to try next, for a learner at a terminal: on stderr, beside the
+  // "# lesson" line, so stdout stays the article's; once, from the process the
+  // learner started (under a launcher, rank 0's). Output read by a program
+  // (stderr not a terminal) stays as it was.
+  const char* rank = std::getenv("RANK");
+  if (::isatty(2) == 1 && !lesson.try_next.empty() && (!rank || std::string_view(rank) == "0"))
+    std::fprintf(stderr, "try: %.*s\n", static_cast<int>(lesson.try_next.size()),
+                 lesson.try_next.data());
+}
+
+// This program, to run a lesson of the paced tour as `ringlab lesson`.
+std::string this_program() {
+  char path[PATH_MAX];
+  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (length <= 0) throw std::runtime_error("cannot tell where this ringlab program is");
+  return std::string(path, static_cast<std::size_t>(length));
+}
+
+// `ringlab lesson NAME` with the tour's options, in a process of its own (its
+// ranks are its own business, whatever the backend), stdin /dev/null so the
+// terminal stays the tour's, stdout and stderr this terminal's.
+void run_lesson_process(const lessons::Lesson& lesson, const lessons::RunOptions& options) {
+  std::vector<std::string> args{this_program(), "lesson", std::string(lesson.name), "--timeout-ms",
+                                std::to_string(options.group.timeout.count())};
+  if (options.world_size > 0) args.insert(args.end(), {"-n", std::to_string(options.world_size)});
+  if (!lesson.run_itself && !options.backend.empty())
+    args.insert(args.end(), {"--backend", options.backend});
+  for (const auto& [collective, name] : options.group.algorithms)
+    args.insert(args.end(), {"--algorithm", std::string(collective_name(collective)) + "=" + name});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  std::fflush(stdout);
+  pid_t pid = -1;
+  const int error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(error));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    std::printf("(the lesson failed: its error is above)\n");
+}
+
+std::optional<std::string> ask_terminal(const std::string& prompt) {
+  std::fputs(prompt.c_str(), stdout);
+  std::fflush(stdout);
+  std::string line;
+  if (!std::getline(std::cin, line)) return std::nullopt;
+  return line;
+}
+
+// The tour: paced when a learner types at it, as it always was when piped.
+void run_tour_here(const lessons::RunOptions& options) {
+  if (::isatty(0) == 1)
+    lessons::run_paced_tour(options, {ask_terminal, run_lesson_process});
+  else
+    lessons::run_tour(options);
 }
 
 }  // namespace
@@ -86,8 +160,9 @@ void add_lesson_commands(CLI::App& app) {
       ->check(CLI::Range(0, 1023));
   lesson->add_option("--lr", cmd->options.args.lr, "training lessons: the learning rate")
       ->check(CLI::Range(0.0, 1000.0));
-  lesson->add_option("--steps", cmd->options.args.steps,
-                     "train: steps (default 3); horovod: epochs (default 3)")
+  lesson
+      ->add_option("--steps", cmd->options.args.steps,
+                   "train: steps (default 3); horovod: epochs (default 3)")
       ->check(CLI::Range(1, 100000));
   lesson->add_option("--checkpoint", cmd->options.args.checkpoint,
                      "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
@@ -129,7 +204,7 @@ void add_lesson_commands(CLI::App& app) {
     std::printf("ringlab start: %s; running the lesson tour here instead\n\n", reason.c_str());
     std::fflush(stdout);
     apply_common(*start_cmd);
-    lessons::run_tour(start_cmd->options);
+    run_tour_here(start_cmd->options);
   });
 
   auto tour_cmd = std::make_shared<LessonCommand>();
@@ -138,7 +213,7 @@ void add_lesson_commands(CLI::App& app) {
   add_trace_option(*tour, tour_cmd->trace);
   tour->callback([tour_cmd] {
     apply_common(*tour_cmd);
-    lessons::run_tour(tour_cmd->options);
+    run_tour_here(tour_cmd->options);
   });
 }
 const CommandRegistrar registrar(add_lesson_commands);
