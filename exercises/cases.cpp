@@ -11,7 +11,9 @@ bool has_blocks(Shape shape) {
   return shape == Shape::BlocksReduce || shape == Shape::Blocks || shape == Shape::AllToAll;
 }
 
-double combine(ReduceOp op, double a, double b) { return op == ReduceOp::MAX ? std::max(a, b) : a + b; }
+double combine(ReduceOp op, double a, double b) {
+  return op == ReduceOp::MAX ? std::max(a, b) : a + b;
+}
 
 // op over every rank of their element j.
 double reduced(const Case& c, std::size_t j) {
@@ -68,12 +70,18 @@ std::vector<BufferPlan> buffers_of(const Exercise& exercise, const Case& c, int 
   switch (exercise.shape) {
     case Shape::PingPong:
     case Shape::Rooted:
-    case Shape::AllReduce: return {{"buf", n, 0, n}};
-    case Shape::BlocksReduce: return {{"buf", all, 0, all}};
-    case Shape::Blocks: return {{"buf", all, own, n}};
-    case Shape::AllToAll: return {{"send", all, 0, all}, {"recv", all, 0, 0}};
-    case Shape::Barrier: return {};
-    case Shape::Buckets: return {{"grads", n, 0, n}};
+    case Shape::AllReduce:
+      return {{"buf", n, 0, n}};
+    case Shape::BlocksReduce:
+      return {{"buf", all, 0, all}};
+    case Shape::Blocks:
+      return {{"buf", all, own, n}};
+    case Shape::AllToAll:
+      return {{"send", all, 0, all}, {"recv", all, 0, 0}};
+    case Shape::Barrier:
+      return {};
+    case Shape::Buckets:
+      return {{"grads", n, 0, n}};
   }
   return {};
 }
@@ -96,9 +104,12 @@ double initial_value(const Exercise& exercise, const Case& c, int rank, int buff
 
 bool checked(const Exercise& exercise, const Case& c, int rank, int buffer, std::size_t i) {
   switch (exercise.shape) {
-    case Shape::BlocksReduce: return i / c.count == static_cast<std::size_t>(rank);
-    case Shape::AllToAll: return buffer == 1;
-    default: return true;
+    case Shape::BlocksReduce:
+      return i / c.count == static_cast<std::size_t>(rank);
+    case Shape::AllToAll:
+      return buffer == 1;
+    default:
+      return true;
   }
 }
 
@@ -108,13 +119,17 @@ double expected_value(const Exercise& exercise, const Case& c, int rank, int, st
     case Shape::PingPong:
       return c.ranks >= 2 && rank <= 1 ? input_value(0, i) + input_value(1, i)
                                        : input_value(rank, i);
-    case Shape::Rooted: return input_value(c.root, i);
+    case Shape::Rooted:
+      return input_value(c.root, i);
     case Shape::BlocksReduce:
-    case Shape::AllReduce: return reduced(c, i);
-    case Shape::Blocks: return input_value(static_cast<int>(i / n), i % n);
+    case Shape::AllReduce:
+      return reduced(c, i);
+    case Shape::Blocks:
+      return input_value(static_cast<int>(i / n), i % n);
     case Shape::AllToAll:
       return input_value(static_cast<int>(i / n), static_cast<std::size_t>(rank) * n + i % n);
-    case Shape::Barrier: return 0;
+    case Shape::Barrier:
+      return 0;
     case Shape::Buckets: {
       // As the transport divides: the float32 sum, then / P in float32.
       float sum = 0;
@@ -130,10 +145,13 @@ std::vector<int> expected_sources(const Exercise& exercise, const Case& c, int r
   switch (exercise.shape) {
     case Shape::PingPong:
       return c.ranks >= 2 && rank <= 1 ? std::vector<int>{0, 1} : std::vector<int>{rank};
-    case Shape::Rooted: return {c.root};
+    case Shape::Rooted:
+      return {c.root};
     case Shape::Blocks:
-    case Shape::AllToAll: return {static_cast<int>(i / c.count)};
-    default: return every_rank(c.ranks);
+    case Shape::AllToAll:
+      return {static_cast<int>(i / c.count)};
+    default:
+      return every_rank(c.ranks);
   }
 }
 

@@ -45,8 +45,8 @@ double input_value(int rank, std::size_t i);
 
 // One of a rank's buffers, as the function receives it.
 struct BufferPlan {
-  const char* name;      // the parameter's name: "buf", "send", "recv", "grads"
-  std::size_t count;     // elements
+  const char* name;                       // the parameter's name: "buf", "send", "recv", "grads"
+  std::size_t count;                      // elements
   std::size_t input_offset, input_count;  // this rank's input among them
 };
 // The buffers rank `rank` passes, in parameter order (none for a barrier).

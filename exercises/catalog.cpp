@@ -142,14 +142,21 @@ std::string alternative_name(std::size_t index) {
 
 std::size_t expected_alternative(Shape shape) {
   switch (shape) {
-    case Shape::PingPong: return 0;
-    case Shape::Rooted: return 1;
-    case Shape::BlocksReduce: return 2;
-    case Shape::AllReduce: return 3;
+    case Shape::PingPong:
+      return 0;
+    case Shape::Rooted:
+      return 1;
+    case Shape::BlocksReduce:
+      return 2;
+    case Shape::AllReduce:
+      return 3;
     case Shape::Blocks:
-    case Shape::Buckets: return 4;
-    case Shape::AllToAll: return 5;
-    case Shape::Barrier: return 6;
+    case Shape::Buckets:
+      return 4;
+    case Shape::AllToAll:
+      return 5;
+    case Shape::Barrier:
+      return 6;
   }
   return 0;
 }
@@ -187,9 +194,7 @@ const Exercise& find_exercise(std::string_view name) {
                               names + " (ringlab exercise list)");
 }
 
-int position(const Exercise& exercise) {
-  return static_cast<int>(&exercise - kExercises) + 1;
-}
+int position(const Exercise& exercise) { return static_cast<int>(&exercise - kExercises) + 1; }
 
 std::string signature_problem(const Exercise& exercise, const Function& fn) {
   const std::size_t expected = expected_alternative(exercise.shape);
@@ -208,14 +213,21 @@ std::string starter_file(const Exercise& exercise) {
   text += "//\n// The cost to reach (N = bytes per rank), as ringlab's " +
           std::string(exercise.builtin) + " does:\n";
   text += wrapped(exercise.cost, "//   ");
-  text += "//\n"
-          "// Check it:  ringlab exercise check " + name + "\n"
-          "// Watch it:  ringlab exercise show " + name + "\n"
-          "// Stuck?     ringlab exercise solution " + name + "   (a whole file like this one)\n"
-          "// Comm's calls are listed at the top of exercises/task.hpp.\n"
-          "#include \"exercises/task.hpp\"\n\n"
-          "using namespace ringlab;\n\n" +
-          std::string(exercise.signature) + " {\n  // Your code here.\n}\n";
+  text +=
+      "//\n"
+      "// Check it:  ringlab exercise check " +
+      name +
+      "\n"
+      "// Watch it:  ringlab exercise show " +
+      name +
+      "\n"
+      "// Stuck?     ringlab exercise solution " +
+      name +
+      "   (a whole file like this one)\n"
+      "// Comm's calls are listed at the top of exercises/task.hpp.\n"
+      "#include \"exercises/task.hpp\"\n\n"
+      "using namespace ringlab;\n\n" +
+      std::string(exercise.signature) + " {\n  // Your code here.\n}\n";
   return text;
 }
 

@@ -24,18 +24,18 @@ enum class Shape {
 };
 
 struct Exercise {
-  std::string_view name;     // "ring_all_reduce": the function, the file, the program
-  std::string_view title;    // "ring all-reduce"
+  std::string_view name;   // "ring_all_reduce": the function, the file, the program
+  std::string_view title;  // "ring all-reduce"
   Shape shape;
   // The torch.distributed collective it is ("all_reduce"), "" if none: what
   // the GUI draws it as.
   std::string_view collective;
-  std::string_view task;     // what to write, for the file's comment
-  std::string_view cost;     // the cost to reach, in closed form
-  std::string_view hint;     // the idea, for when a check fails
+  std::string_view task;       // what to write, for the file's comment
+  std::string_view cost;       // the cost to reach, in closed form
+  std::string_view hint;       // the idea, for when a check fails
   std::string_view signature;  // the declaration (task.hpp), without the ';'
-  std::string_view builtin;  // what ringlab runs for it ("all_reduce ring")
-  Function builtin_fn;       // ringlab's own, in the exercise's signature
+  std::string_view builtin;    // what ringlab runs for it ("all_reduce ring")
+  Function builtin_fn;         // ringlab's own, in the exercise's signature
 };
 
 std::span<const Exercise> all_exercises();

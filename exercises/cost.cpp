@@ -30,12 +30,13 @@ std::string cost_report(const Exercise& exercise, const Function& fn) {
   const std::string builtin = "ringlab (" + std::string(exercise.builtin) + ")";
   const int width = static_cast<int>(std::max<std::size_t>(builtin.size(), 5));
   char line[256];
-  std::string text = "cost on " + describe(exercise, c) +
-                     " (the busiest rank's messages and bytes):\n";
-  std::snprintf(line, sizeof line, "  %-*s  %6s  %13s  %10s\n", width, "", "steps",
-                "messages/rank", "bytes/rank");
+  std::string text =
+      "cost on " + describe(exercise, c) + " (the busiest rank's messages and bytes):\n";
+  std::snprintf(line, sizeof line, "  %-*s  %6s  %13s  %10s\n", width, "", "steps", "messages/rank",
+                "bytes/rank");
   text += line;
-  for (const auto& [who, cost] : {std::pair{std::string("yours"), mine}, std::pair{builtin, theirs}}) {
+  for (const auto& [who, cost] :
+       {std::pair{std::string("yours"), mine}, std::pair{builtin, theirs}}) {
     std::snprintf(line, sizeof line, "  %-*s  %6u  %13zu  %10zu\n", width, who.c_str(), cost.steps,
                   cost.messages, cost.bytes);
     text += line;

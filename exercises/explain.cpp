@@ -14,7 +14,7 @@ namespace {
 // One write to the element being explained.
 struct Touch {
   const sim::Write* write;
-  std::string what;  // "received from rank 1 (sent as step 0), reduced into it (sum)"
+  std::string what;   // "received from rank 1 (sent as step 0), reduced into it (sum)"
   std::string value;  // after the write, "" if values were not recorded
   sim::RankSet before, after;
 };
@@ -52,8 +52,8 @@ std::string local_source(const sim::Run& run, std::size_t w, std::size_t element
     if (earlier.rank != write.rank || !covers(earlier.dst, write.src.region, at)) continue;
     if (earlier.kind != sim::WriteKind::Receive) break;
     const sim::Message& m = run.messages[static_cast<std::size_t>(earlier.message)];
-    return "what arrived from rank " + std::to_string(m.src) + " (sent as step " +
-           step_of(m.tag) + ") in " + region.name;
+    return "what arrived from rank " + std::to_string(m.src) + " (sent as step " + step_of(m.tag) +
+           ") in " + region.name;
   }
   return region.name + "[" + std::to_string(at) + "]";
 }
@@ -74,12 +74,16 @@ std::vector<Touch> history(const sim::Run& run, int rank, int region, std::size_
                      step_of(m.tag) + "), replacing what was there";
         break;
       }
-      case sim::WriteKind::Copy: touch.what = "copied from " + local_source(run, w, element); break;
+      case sim::WriteKind::Copy:
+        touch.what = "copied from " + local_source(run, w, element);
+        break;
       case sim::WriteKind::Reduce:
         touch.what = "reduced (" + std::string(op_name(write.op)) + ") with " +
                      local_source(run, w, element);
         break;
-      case sim::WriteKind::Divide: touch.what = "divided by the world size"; break;
+      case sim::WriteKind::Divide:
+        touch.what = "divided by the world size";
+        break;
     }
     touches.push_back(std::move(touch));
   }
@@ -107,8 +111,7 @@ std::string values_hint(const Exercise& exercise, const Case& c, const sim::Run&
                       std::back_inserter(extra));
   std::set_difference(expected.begin(), expected.end(), got.begin(), got.end(),
                       std::back_inserter(missing));
-  if (run.messages.empty())
-    return "no rank sent a single message: is the function still empty?";
+  if (run.messages.empty()) return "no rank sent a single message: is the function still empty?";
   if (got.empty())
     return "nothing ever arrived in this element: a message meant for it was received into "
            "another place, or never received.";
@@ -118,21 +121,22 @@ std::string values_hint(const Exercise& exercise, const Case& c, const sim::Run&
            "wrong chunk. Check whom each step sends to and receives from.";
   if (!missing.empty() && touches.empty())
     return "nothing ever wrote this element after the start: no step received or reduced into "
-           "the chunk that holds it, so it misses " + ranks_text(missing) +
+           "the chunk that holds it, so it misses " +
+           ranks_text(missing) +
            ". Check the chunk indices step by step (write them out for P = 3).";
   if (!missing.empty()) {
-    const bool reduced_anything =
-        std::any_of(run.writes.begin(), run.writes.end(), [&](const sim::Write& w) {
-          return w.rank == rank && w.kind == sim::WriteKind::Reduce;
-        });
+    const bool reduced_anything = std::any_of(
+        run.writes.begin(), run.writes.end(),
+        [&](const sim::Write& w) { return w.rank == rank && w.kind == sim::WriteKind::Reduce; });
     if (reduces(exercise.shape) && !reduced_anything)
       return "rank " + std::to_string(rank) +
              " never reduces: what arrives must be combined with what the rank holds, "
              "comm.reduce(op, mine, received); receiving straight into buf, or copying, throws "
-             "the rank's own contribution away. It misses " + ranks_text(missing) + ".";
+             "the rank's own contribution away. It misses " +
+             ranks_text(missing) + ".";
     for (const Touch& t : touches) {
-      const bool replaced = t.write->kind == sim::WriteKind::Receive ||
-                            t.write->kind == sim::WriteKind::Copy;
+      const bool replaced =
+          t.write->kind == sim::WriteKind::Receive || t.write->kind == sim::WriteKind::Copy;
       if (replaced && t.before.unite(t.after) != t.after)
         return "in step " + std::to_string(t.write->step) + " what arrived (" +
                t.after.to_string() + ") replaced a value that held other inputs (" +
@@ -181,8 +185,7 @@ std::string backend_hint(const std::string& stage) {
          "scratch buffer freed too early.";
 }
 
-std::string explain_values(const Exercise& exercise, const Case& c, const Recorded& rec,
-                           int rank) {
+std::string explain_values(const Exercise& exercise, const Case& c, const Recorded& rec, int rank) {
   const sim::Run& run = *rec.run;
   const RankOutcome& o = rec.ranks[static_cast<std::size_t>(rank)];
   const int region = run.buffer_of(rank, o.buffer_name);
@@ -190,18 +193,18 @@ std::string explain_values(const Exercise& exercise, const Case& c, const Record
   replay.seek(run.steps);
   const std::vector<int> got = replay.provenance_at(region, o.index).ranks();
   const std::vector<int> expected = expected_sources(exercise, c, rank, o.buffer, o.index);
-  const std::string element = "rank " + std::to_string(rank) + "'s " + o.buffer_name + "[" +
-                              std::to_string(o.index) + "]";
+  const std::string element =
+      "rank " + std::to_string(rank) + "'s " + o.buffer_name + "[" + std::to_string(o.index) + "]";
   std::string text = "  in the simulator " + element + " ends holding " +
                      format_value(o.held, c.dtype) + ", the inputs of " + ranks_text(got) +
-                     "; it should hold " + format_value(o.expected, c.dtype) +
-                     ", the inputs of " + ranks_text(expected) + ".\n";
+                     "; it should hold " + format_value(o.expected, c.dtype) + ", the inputs of " +
+                     ranks_text(expected) + ".\n";
   const std::vector<Touch> touches = history(run, rank, region, o.index);
   text += "  " + element + " step by step (the steps of `ringlab exercise show " +
           std::string(exercise.name) + "`):\n";
-  const std::string start = run.values_recorded ? value_at(run, run.regions[std::size_t(region)]
-                                                                    .initial_values, o.index)
-                                                : "";
+  const std::string start =
+      run.values_recorded ? value_at(run, run.regions[std::size_t(region)].initial_values, o.index)
+                          : "";
   std::string first_set = "-";
   for (const sim::ProvRun& r : run.regions[std::size_t(region)].initial_provenance)
     if (o.index >= r.offset && o.index < r.offset + r.count) first_set = run.set(r.set).to_string();
@@ -248,8 +251,9 @@ std::string explain(const Exercise& exercise, const Function& fn, const Failure&
     if (!o.not_heard.empty()) {
       if (!same_stage)
         text += "  in the simulator " + describe(o, static_cast<int>(r), c.dtype) + ".\n";
-      text += "  hint: a rank hears from another only through a chain of messages from it: "
-              "send and receive in every round, and run all ceil(log2 P) rounds.\n";
+      text +=
+          "  hint: a rank hears from another only through a chain of messages from it: "
+          "send and receive in every round, and run all ceil(log2 P) rounds.\n";
       return text;
     }
     text += explain_values(exercise, c, rec, static_cast<int>(r));

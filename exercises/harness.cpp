@@ -79,13 +79,20 @@ Arguments parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) throw std::invalid_argument(option + " needs a value, or is unknown");
     const std::string value = argv[++i];
-    if (option == "--stage") a.stage = value;
-    else if (option == "--ranks") a.ranks = rank_list(value);
-    else if (option == "--timeout-ms") a.timeout_ms = whole_number(option, value, 1, 3600000);
-    else if (option == "--count") a.count = std::size_t(whole_number(option, value, 0, 1 << 20));
-    else if (option == "--root") a.root = whole_number(option, value, 0, kMaxWorld - 1);
-    else if (option == "--out") a.out = value;
-    else throw std::invalid_argument("unknown option " + option);
+    if (option == "--stage")
+      a.stage = value;
+    else if (option == "--ranks")
+      a.ranks = rank_list(value);
+    else if (option == "--timeout-ms")
+      a.timeout_ms = whole_number(option, value, 1, 3600000);
+    else if (option == "--count")
+      a.count = std::size_t(whole_number(option, value, 0, 1 << 20));
+    else if (option == "--root")
+      a.root = whole_number(option, value, 0, kMaxWorld - 1);
+    else if (option == "--out")
+      a.out = value;
+    else
+      throw std::invalid_argument("unknown option " + option);
   }
   if (a.ranks.empty())
     for (int P = 1; P <= kMaxWorld; ++P) a.ranks.push_back(P);
@@ -139,9 +146,11 @@ int record(const Exercise& exercise, const Function& fn, const Arguments& a) {
   c.count = a.count.value_or(exercise.shape == Shape::Barrier ? 0 : 2 * std::size_t(c.ranks));
   c.root = a.root >= 0 ? std::min(a.root, c.ranks - 1) : 0;
   const Recorded recorded = record_case(exercise, fn, c, /*values=*/true);
-  if (!recorded.run) throw std::runtime_error("on " + describe(exercise, c) + ": " + recorded.error);
-  write_file_atomically(a.out, "recording",
-                        [&](std::ostream& out) { write_recording(out, recorded.logs, recorded.info); });
+  if (!recorded.run)
+    throw std::runtime_error("on " + describe(exercise, c) + ": " + recorded.error);
+  write_file_atomically(a.out, "recording", [&](std::ostream& out) {
+    write_recording(out, recorded.logs, recorded.info);
+  });
   std::printf("recorded %s on %s: %u steps, in %s\n", std::string(exercise.name).c_str(),
               describe(exercise, c).c_str(), recorded.run->steps, a.out.c_str());
   return 0;

@@ -27,8 +27,8 @@ using BlocksFn = void (*)(Comm&, Elems buf, std::span<const Chunk> blocks);
 using AllToAllFn = void (*)(Comm&, Elems send, std::span<const Chunk> send_blocks, Elems recv,
                             std::span<const Chunk> recv_blocks);
 using BarrierFn = void (*)(Comm&);
-using Function =
-    std::variant<PingPongFn, RootedFn, BlocksReduceFn, AllReduceFn, BlocksFn, AllToAllFn, BarrierFn>;
+using Function = std::variant<PingPongFn, RootedFn, BlocksReduceFn, AllReduceFn, BlocksFn,
+                              AllToAllFn, BarrierFn>;
 
 // Checks `fn` as exercise `name` as the arguments say (--help lists them);
 // returns the exit status: 0 passed, 1 failed, 2 bad arguments.

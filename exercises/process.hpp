@@ -12,10 +12,10 @@
 namespace ringlab::exercises {
 
 struct ProgramResult {
-  int exit_status = -1;   // when it exited
-  int signal_number = 0;  // when a signal ended it
+  int exit_status = -1;    // when it exited
+  int signal_number = 0;   // when a signal ended it
   bool timed_out = false;  // we killed it at the limit
-  std::string output;     // stdout and stderr, interleaved as written
+  std::string output;      // stdout and stderr, interleaved as written
   bool ok() const { return exit_status == 0 && signal_number == 0 && !timed_out; }
   // "exited with status 1", "was killed by signal 11 (Segmentation fault)",
   // "did not finish within 120 s".

@@ -106,14 +106,20 @@ void call(const Function& fn, Comm& comm, std::vector<Elems>& bufs, std::span<co
   std::visit(
       [&](auto f) {
         using F = decltype(f);
-        if constexpr (std::is_same_v<F, PingPongFn>) f(comm, bufs.at(0));
-        else if constexpr (std::is_same_v<F, RootedFn>) f(comm, bufs.at(0), c.root);
-        else if constexpr (std::is_same_v<F, BlocksReduceFn>) f(comm, bufs.at(0), blocks, c.op);
-        else if constexpr (std::is_same_v<F, AllReduceFn>) f(comm, bufs.at(0), c.op);
-        else if constexpr (std::is_same_v<F, BlocksFn>) f(comm, bufs.at(0), blocks);
+        if constexpr (std::is_same_v<F, PingPongFn>)
+          f(comm, bufs.at(0));
+        else if constexpr (std::is_same_v<F, RootedFn>)
+          f(comm, bufs.at(0), c.root);
+        else if constexpr (std::is_same_v<F, BlocksReduceFn>)
+          f(comm, bufs.at(0), blocks, c.op);
+        else if constexpr (std::is_same_v<F, AllReduceFn>)
+          f(comm, bufs.at(0), c.op);
+        else if constexpr (std::is_same_v<F, BlocksFn>)
+          f(comm, bufs.at(0), blocks);
         else if constexpr (std::is_same_v<F, AllToAllFn>)
           f(comm, bufs.at(0), blocks, bufs.at(1), blocks);
-        else f(comm);
+        else
+          f(comm);
       },
       fn);
 }

@@ -20,8 +20,8 @@ namespace ringlab::exercises {
 
 // What one rank was left with after one case.
 struct RankOutcome {
-  bool ran = false;      // this rank's part of the case was run (in this process)
-  std::string error;     // what the function threw ("" if it returned)
+  bool ran = false;          // this rank's part of the case was run (in this process)
+  std::string error;         // what the function threw ("" if it returned)
   bool peer_failed = false;  // the error only says that another rank failed first
   // The first wrong element, if any: buffer (index into buffers_of), its name,
   // the element, what it held and what it should hold; wrong: how many.
@@ -54,8 +54,8 @@ std::unique_ptr<Transport> knowing_transport(Transport& inner, KnowledgeWorld& w
 std::vector<int> not_heard_from(const Transport& knowing);
 
 struct RankRun {
-  Transport& inner;   // where the buffers come from
-  Transport& run_on;  // what the function talks to (inner, or a wrapper)
+  Transport& inner;                             // where the buffers come from
+  Transport& run_on;                            // what the function talks to (inner, or a wrapper)
   sim::RecordingTransport* recorder = nullptr;  // names the buffers, when recording
   std::uint64_t sequence = 0;                   // the Comm's collective number
   const Transport* knowing = nullptr;           // a knowing_transport, for a barrier

@@ -55,7 +55,8 @@ std::string get_string(std::istream& in) {
 template <typename T>
 std::vector<T> get_vector(std::istream& in) {
   const auto n = get<std::uint64_t>(in);
-  if (n > (std::uint64_t{1} << 34) / sizeof(T)) throw std::runtime_error("the recording is damaged");
+  if (n > (std::uint64_t{1} << 34) / sizeof(T))
+    throw std::runtime_error("the recording is damaged");
   std::vector<T> values(n);
   if (!in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(n * sizeof(T))))
     throw std::runtime_error("the recording ends too early");

@@ -18,10 +18,10 @@ namespace ringlab::exercises {
 
 struct Recorded {
   std::vector<RankOutcome> ranks;
-  std::string error;              // the world's error ("deadlock: ...", a throw); "" if none
+  std::string error;               // the world's error ("deadlock: ...", a throw); "" if none
   std::vector<sim::RankLog> logs;  // per rank, when every rank returned
   sim::RunInfo info;
-  std::optional<sim::Run> run;    // built from the logs, when every rank returned
+  std::optional<sim::Run> run;  // built from the logs, when every rank returned
 };
 
 // values: keep the values of every write (the buffers' contents step by

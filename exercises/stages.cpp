@@ -40,8 +40,7 @@ void run_rank(const Exercise& exercise, const Function& fn, const Case& c, const
     if (is_launched_rank()) throw RankFailure(where + ": " + plain_steps(e.what()));
     throw;  // as it is: the simulator explains a timeout as a deadlock
   }
-  if (!mine.ok())
-    throw RankFailure(where + ": " + describe(mine, run.inner.rank(), c.dtype));
+  if (!mine.ok()) throw RankFailure(where + ": " + describe(mine, run.inner.rank(), c.dtype));
 }
 
 // The first case any rank got wrong, else the world's error, as a Failure.
@@ -53,8 +52,12 @@ std::optional<Failure> first_failure(const std::vector<Case>& cases,
     const bool failed = std::any_of(ranks.begin(), ranks.end(),
                                     [](const RankOutcome& o) { return o.ran && !o.ok(); });
     if (!failed) continue;
-    return Failure{stage, cases[k], static_cast<int>(k) + 1, static_cast<int>(cases.size()),
-                   std::move(outcomes[k]), error};
+    return Failure{stage,
+                   cases[k],
+                   static_cast<int>(k) + 1,
+                   static_cast<int>(cases.size()),
+                   std::move(outcomes[k]),
+                   error};
   }
   if (error.empty()) return std::nullopt;
   // The ranks were processes of their own: which case failed, their errors
@@ -103,8 +106,9 @@ StageResult check_simulated(const Exercise& exercise, const Function& fn,
       // A deadlock: the simulator says who waited for whom better than the
       // ranks' timeouts do.
       if (error.rfind("deadlock", 0) == 0) ranks.clear();
-      result.failure = Failure{kSimulatorStage, cases[k], static_cast<int>(k) + 1,
-                               static_cast<int>(cases.size()), std::move(ranks), error};
+      result.failure = Failure{kSimulatorStage,         cases[k],
+                               static_cast<int>(k) + 1, static_cast<int>(cases.size()),
+                               std::move(ranks),        error};
       return result;
     }
   }

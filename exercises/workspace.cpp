@@ -61,9 +61,9 @@ fs::path result_file(const Workspace& w, const Exercise& e) {
 
 void save_result(const Workspace& w, const Exercise& e, bool passed) {
   fs::create_directories(result_file(w, e).parent_path());
-  write_file_atomically(result_file(w, e).string(), "exercise result",
-                        std::string(passed ? "passed " : "failing ") +
-                            fingerprint(read_text(w.source(e))) + "\n");
+  write_file_atomically(
+      result_file(w, e).string(), "exercise result",
+      std::string(passed ? "passed " : "failing ") + fingerprint(read_text(w.source(e))) + "\n");
 }
 
 bool on_path(const std::string& program) {
@@ -92,7 +92,11 @@ std::string cached(const fs::path& cache, const std::string& variable) {
 bool build(const Workspace& w, const Exercise& e, const fs::path& package) {
   const fs::path cache = w.build() / "CMakeCache.txt";
   if (!fs::exists(cache) || cached(cache, "ringlab_DIR") != package.string()) {
-    std::vector<std::string> configure{"cmake", "-S", w.folder.string(), "-B", w.build().string(),
+    std::vector<std::string> configure{"cmake",
+                                       "-S",
+                                       w.folder.string(),
+                                       "-B",
+                                       w.build().string(),
                                        "-Dringlab_DIR=" + package.string(),
                                        "-DCMAKE_BUILD_TYPE=RelWithDebInfo"};
     if (!fs::exists(cache) && on_path("ninja")) configure.insert(configure.end(), {"-G", "Ninja"});
@@ -107,7 +111,8 @@ bool build(const Workspace& w, const Exercise& e, const fs::path& package) {
   const ProgramResult built = run_program(
       {"cmake", "--build", w.build().string(), "--target", std::string(e.name)}, seconds(600));
   if (!built.ok()) {
-    say(built.output + "building " + w.source(e).string() + " failed: the compiler's words are "
+    say(built.output + "building " + w.source(e).string() +
+        " failed: the compiler's words are "
         "above\n");
     return false;
   }
@@ -137,7 +142,8 @@ bool check_tcp(const Workspace& w, const Exercise& e, const CheckOptions& option
         ":\n" + run.output);
     return false;
   }
-  say("tcp        " + std::to_string(cases) + " cases passed (one run per world size, one "
+  say("tcp        " + std::to_string(cases) +
+      " cases passed (one run per world size, one "
       "process per rank)\n");
   return true;
 }
@@ -146,14 +152,19 @@ bool check_tcp(const Workspace& w, const Exercise& e, const CheckOptions& option
 
 std::string_view state_name(State state) {
   switch (state) {
-    case State::NotStarted: return "not started";
-    case State::Failing: return "failing";
-    case State::Passed: return "passed";
+    case State::NotStarted:
+      return "not started";
+    case State::Failing:
+      return "failing";
+    case State::Passed:
+      return "passed";
   }
   return "?";
 }
 
-fs::path Workspace::source(const Exercise& e) const { return folder / (std::string(e.name) + ".cpp"); }
+fs::path Workspace::source(const Exercise& e) const {
+  return folder / (std::string(e.name) + ".cpp");
+}
 fs::path Workspace::program(const Exercise& e) const { return build() / std::string(e.name); }
 
 fs::path find_package_folder(const fs::path& ringlab_program) {
@@ -168,12 +179,12 @@ fs::path find_package_folder(const fs::path& ringlab_program) {
         ": install ringlab (cmake --install BUILD --prefix PREFIX) and run PREFIX/bin/ringlab, "
         "or pass --ringlab-dir with the folder that holds ringlabConfig.cmake");
   const fs::path prefix = build / "exercise-prefix";
-  const ProgramResult installed =
-      run_program({"cmake", "--install", build.string(), "--prefix", prefix.string()}, seconds(600));
+  const ProgramResult installed = run_program(
+      {"cmake", "--install", build.string(), "--prefix", prefix.string()}, seconds(600));
   if (!installed.ok())
-    throw std::runtime_error("installing the build " + build.string() + " into " +
-                             prefix.string() + " for the exercises failed (cmake " +
-                             installed.describe() + "):\n" + installed.output);
+    throw std::runtime_error("installing the build " + build.string() + " into " + prefix.string() +
+                             " for the exercises failed (cmake " + installed.describe() + "):\n" +
+                             installed.output);
   for (const char* lib : {"lib", "lib64"})
     if (fs::exists(prefix / lib / "cmake/ringlab/ringlabConfig.cmake"))
       return prefix / lib / "cmake/ringlab";
@@ -187,14 +198,16 @@ std::string start(const Workspace& w, const Exercise& e, bool overwrite) {
   if (!fs::exists(project)) write_file_atomically(project.string(), "CMake project", kProject);
   const fs::path source = w.source(e);
   if (fs::exists(source) && !overwrite)
-    throw std::invalid_argument(source.string() + " exists already: edit it, or pass --force to "
+    throw std::invalid_argument(source.string() +
+                                " exists already: edit it, or pass --force to "
                                 "start over (what you wrote there would be lost)");
   write_file_atomically(source.string(), "exercise", starter_file(e));
   fs::remove(result_file(w, e));
   const std::string name(e.name);
-  return "wrote " + source.string() + ": the task and the cost to reach are in its comment.\n"
-         "write the function there, then: ringlab exercise check " + name +
-         (w.folder == kDefaultWorkspace ? "" : " --dir " + w.folder.string()) + "\n";
+  return "wrote " + source.string() +
+         ": the task and the cost to reach are in its comment.\n"
+         "write the function there, then: ringlab exercise check " +
+         name + (w.folder == kDefaultWorkspace ? "" : " --dir " + w.folder.string()) + "\n";
 }
 
 State state_of(const Workspace& w, const Exercise& e, std::string* note) {
@@ -215,10 +228,9 @@ bool check(const Workspace& w, const Exercise& e, const CheckOptions& options) {
   say("building " + w.program(e).string() + " from " + w.source(e).string() + "\n");
   bool passed = build(w, e, options.package);
   if (passed) {
-    const ProgramResult run =
-        run_program({w.program(e).string(), "check", "--timeout-ms",
-                     std::to_string(options.timeout.count())},
-                    seconds(600));
+    const ProgramResult run = run_program(
+        {w.program(e).string(), "check", "--timeout-ms", std::to_string(options.timeout.count())},
+        seconds(600));
     say(run.output);
     if (!run.ok() && run.exit_status != 1)
       say("the exercise's program " + run.describe() + " during the check above\n");
@@ -237,10 +249,10 @@ fs::path record(const Workspace& w, const Exercise& e, const fs::path& package, 
                                 std::string(e.name) + " writes it");
   if (!build(w, e, package)) throw std::runtime_error("the exercise did not build (above)");
   const fs::path out = w.build() / (std::string(e.name) + ".recording");
-  const ProgramResult run = run_program(
-      {w.program(e).string(), "record", "--ranks", std::to_string(ranks), "--count",
-       std::to_string(count), "--root", std::to_string(root), "--out", out.string()},
-      seconds(120));
+  const ProgramResult run =
+      run_program({w.program(e).string(), "record", "--ranks", std::to_string(ranks), "--count",
+                   std::to_string(count), "--root", std::to_string(root), "--out", out.string()},
+                  seconds(120));
   if (!run.ok())
     throw std::runtime_error("recording " + std::string(e.name) + " failed (the program " +
                              run.describe() + "):\n" + run.output);

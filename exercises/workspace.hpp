@@ -47,7 +47,7 @@ std::string start(const Workspace& workspace, const Exercise& exercise, bool ove
 State state_of(const Workspace& workspace, const Exercise& exercise, std::string* note = nullptr);
 
 struct CheckOptions {
-  fs::path package;  // find_package_folder()
+  fs::path package;                         // find_package_folder()
   std::chrono::milliseconds timeout{5000};  // every wait inside the checks
 };
 

@@ -75,7 +75,8 @@ double train_epoch(training::ToyModel& model, training::hvd::DistributedOptimize
   double loss_sum = 0;
   int batches = 0;
   for (std::size_t start = 0; start < shard.size(); start += kBatch) {
-    const auto rows = static_cast<std::int64_t>(std::min<std::size_t>(kBatch, shard.size() - start));
+    const auto rows =
+        static_cast<std::int64_t>(std::min<std::size_t>(kBatch, shard.size() - start));
     FloatTensor x = FloatTensor::matrix(rows, 10), y = FloatTensor::matrix(rows, 5);
     for (std::int64_t k = 0; k < rows; ++k) fill_sample(shard[start + std::size_t(k)], x, y, k);
     optimizer.zero_grad();

@@ -58,7 +58,9 @@ void ring_all_reduce_blocking_sends(Comm& comm, Elems buf, ReduceOp op) {
 
 void ring_all_gather_wrong_peer(Comm& comm, Elems buf, std::span<const Chunk> blocks) {
   const int P = comm.size(), r = comm.rank();
-  auto block = [&](int b) { return buf.slice(blocks[std::size_t(b)].offset, blocks[std::size_t(b)].count); };
+  auto block = [&](int b) {
+    return buf.slice(blocks[std::size_t(b)].offset, blocks[std::size_t(b)].count);
+  };
   for (int s = 0; s < P - 1; ++s)
     comm.sendrecv(mod(r + 1, P), block(mod(r - s, P)), mod(r + 1, P), block(mod(r - s - 1, P)),
                   static_cast<unsigned>(s));
@@ -74,7 +76,8 @@ void dissemination_barrier_one_round(Comm& comm) {
 }
 
 void ddp_bucket_average_no_divide(Comm& comm, Elems grads, std::span<const Chunk> buckets) {
-  for (const Chunk& c : buckets) all_reduce_ring(comm, grads.slice(c.offset, c.count), ReduceOp::SUM);
+  for (const Chunk& c : buckets)
+    all_reduce_ring(comm, grads.slice(c.offset, c.count), ReduceOp::SUM);
 }
 
 }  // namespace ringlab::testing::mistakes

@@ -70,7 +70,8 @@ TEST_CASE("every reference solution passes over TCP, one world size at a time") 
       const testing::ProgramRun run = testing::run_shell(command);
       INFO(command << " printed:\n" << run.output);
       CHECK(run.status == 0);
-      CHECK(run.output.find("tcp        " + std::to_string(exercise.shape == exercises::Shape::Barrier ? 1 : 4) +
+      CHECK(run.output.find("tcp        " +
+                            std::to_string(exercise.shape == exercises::Shape::Barrier ? 1 : 4) +
                             " cases passed") != std::string::npos);
     }
   }
@@ -84,14 +85,14 @@ TEST_CASE("the reference solutions cost what ringlab's algorithms and the closed
   };
   // 8 ranks, 1024 int64 elements (8192 bytes) per rank or per block:
   const Expected closed_forms[] = {
-      {"ping_pong", 2, 1, 8192},                 // 0 -> 1, 1 -> 0
-      {"binomial_broadcast", 3, 3, 3 * 8192},    // log2 8 rounds; the root sends 3 times
-      {"ring_reduce_scatter", 7, 7, 7 * 8192},   // P-1 blocks
-      {"ring_all_reduce", 14, 14, 14 * 1024},    // 2(P-1) chunks of 128 elements
-      {"recursive_doubling", 3, 3, 3 * 8192},    // log2 8 swaps of everything
-      {"ring_all_gather", 7, 7, 7 * 8192},       // P-1 blocks
-      {"pairwise_all_to_all", 7, 7, 7 * 8192},   // P-1 blocks
-      {"dissemination_barrier", 3, 3, 0},        // log2 8 rounds of empty messages
+      {"ping_pong", 2, 1, 8192},                // 0 -> 1, 1 -> 0
+      {"binomial_broadcast", 3, 3, 3 * 8192},   // log2 8 rounds; the root sends 3 times
+      {"ring_reduce_scatter", 7, 7, 7 * 8192},  // P-1 blocks
+      {"ring_all_reduce", 14, 14, 14 * 1024},   // 2(P-1) chunks of 128 elements
+      {"recursive_doubling", 3, 3, 3 * 8192},   // log2 8 swaps of everything
+      {"ring_all_gather", 7, 7, 7 * 8192},      // P-1 blocks
+      {"pairwise_all_to_all", 7, 7, 7 * 8192},  // P-1 blocks
+      {"dissemination_barrier", 3, 3, 0},       // log2 8 rounds of empty messages
   };
   for (const Expected& e : closed_forms) {
     INFO(e.name);
@@ -125,18 +126,24 @@ TEST_CASE("typical wrong solutions get the diagnosis they should") {
     std::vector<std::string> says;
   };
   const Mistake mistakes[] = {
-      {"ring_all_reduce", AllReduceFn{m::ring_all_reduce_wrong_chunk},
+      {"ring_all_reduce",
+       AllReduceFn{m::ring_all_reduce_wrong_chunk},
        {"FAILED on simulator", "in a world of 2", "step by step", "chunk"}},
-      {"ring_all_reduce", AllReduceFn{m::ring_all_reduce_no_reduce},
+      {"ring_all_reduce",
+       AllReduceFn{m::ring_all_reduce_no_reduce},
        {"FAILED on simulator", "the inputs of r1", "should hold", "never reduces"}},
-      {"ring_all_gather", BlocksFn{m::ring_all_gather_wrong_peer},
+      {"ring_all_gather",
+       BlocksFn{m::ring_all_gather_wrong_peer},
        {"FAILED on simulator", "in a world of 3", "deadlock", "rank 0 waits for rank 1",
         "the rank you receive from"}},
-      {"recursive_doubling", AllReduceFn{m::recursive_doubling_always_sum},
+      {"recursive_doubling",
+       AllReduceFn{m::recursive_doubling_always_sum},
        {"op max", "not combined with max"}},
-      {"dissemination_barrier", BarrierFn{m::dissemination_barrier_one_round},
+      {"dissemination_barrier",
+       BarrierFn{m::dissemination_barrier_one_round},
        {"in a world of 3", "before hearing from rank", "every round"}},
-      {"ddp_bucket_average", BlocksFn{m::ddp_bucket_average_no_divide},
+      {"ddp_bucket_average",
+       BlocksFn{m::ddp_bucket_average_no_divide},
        {"in a world of 2", "summed but not averaged"}},
   };
   for (const Mistake& mistake : mistakes) {
@@ -158,7 +165,8 @@ TEST_CASE("everyone sending first with blocking sends passes where sends are buf
   }
   const StageResult strict = check_on_backend(exercise, fn, "nccl_rules", kWorlds, Duration(2000));
   REQUIRE(strict.failure);
-  const std::string text = describe(exercise, *strict.failure) + explain(exercise, fn, *strict.failure);
+  const std::string text =
+      describe(exercise, *strict.failure) + explain(exercise, fn, *strict.failure);
   INFO(text);
   CHECK(text.find("FAILED on nccl_rules") != std::string::npos);
   CHECK(text.find("in a world of 2") != std::string::npos);
@@ -172,8 +180,10 @@ TEST_CASE("an exercise's starter file is its task, its cost and an empty functio
   CHECK(starter.find("// ringlab exercise 4 of 9: ring all-reduce (ring_all_reduce)") == 0);
   CHECK(starter.find("2(P-1) steps") != std::string::npos);
   CHECK(starter.find("#include \"exercises/task.hpp\"") != std::string::npos);
-  CHECK(starter.find("void ring_all_reduce(Comm& comm, Elems buf, ReduceOp op) {\n  // Your code here.\n}") !=
-        std::string::npos);
+  CHECK(
+      starter.find(
+          "void ring_all_reduce(Comm& comm, Elems buf, ReduceOp op) {\n  // Your code here.\n}") !=
+      std::string::npos);
   for (const Exercise& e : all_exercises()) {
     INFO(e.name);
     CHECK(solution_file(e).find("void " + std::string(e.name) + "(") != std::string::npos);
@@ -184,14 +194,16 @@ TEST_CASE("an exercise's starter file is its task, its cost and an empty functio
 TEST_CASE("a function of another exercise's signature is refused by name") {
   const Exercise& broadcast = find_exercise("binomial_broadcast");
   CHECK(signature_problem(broadcast, testing::solution_function("binomial_broadcast")).empty());
-  const std::string why = signature_problem(broadcast, testing::solution_function("ring_all_reduce"));
+  const std::string why =
+      signature_problem(broadcast, testing::solution_function("ring_all_reduce"));
   CHECK(why.find("binomial_broadcast must be void(Comm&, Elems, int)") != std::string::npos);
 }
 
 TEST_CASE("a recording read back is the run that was recorded") {
   const Exercise& exercise = find_exercise("ring_all_reduce");
   const Case c{.ranks = 4, .count = 8};
-  const Recorded recorded = record_case(exercise, testing::solution_function(exercise.name), c, true);
+  const Recorded recorded =
+      record_case(exercise, testing::solution_function(exercise.name), c, true);
   REQUIRE(recorded.run);
   std::stringstream stream;
   write_recording(stream, recorded.logs, recorded.info);

@@ -60,13 +60,14 @@ void list(const ExerciseCommand& cmd) {
     const ex::State state = ex::state_of(workspace, exercise, &note);
     std::printf("%-22s %-12s %d. %s%s\n", std::string(exercise.name).c_str(),
                 std::string(ex::state_name(state)).c_str(), ex::position(exercise),
-                std::string(exercise.title).c_str(), note.empty() ? "" : (" (" + note + ")").c_str());
+                std::string(exercise.title).c_str(),
+                note.empty() ? "" : (" (" + note + ")").c_str());
   }
 }
 
 gui::Settings settings_for(const ex::Exercise& exercise, const sim::Run& run) {
-  gui::Settings settings =
-      gui::primitive_defaults(exercise.collective.empty() ? "all_reduce" : std::string(exercise.collective));
+  gui::Settings settings = gui::primitive_defaults(
+      exercise.collective.empty() ? "all_reduce" : std::string(exercise.collective));
   settings.ranks = run.ranks;
   settings.elements = static_cast<int>(std::max<std::size_t>(1, run.count));
   settings.root = run.root;
@@ -100,12 +101,25 @@ bool screenshot_under_xvfb(const ExerciseCommand& cmd, int frame) {
   for (std::string folder; std::getline(folders, folder, ':') && !found;)
     found = !folder.empty() && ::access((folder + "/xvfb-run").c_str(), X_OK) == 0;
   if (!found) return false;
-  const std::string png = (std::filesystem::path(cmd.folder) /
-                           (cmd.name + "-frame-" + std::to_string(frame) + ".png")).string();
-  std::vector<std::string> argv{"xvfb-run", "-a", this_program().string(), "exercise", "show",
-                                cmd.name, "--dir", cmd.folder, "--ranks", std::to_string(cmd.ranks),
-                                "--root", std::to_string(cmd.root), "--step", std::to_string(frame),
-                                "--screenshot", png};
+  const std::string png =
+      (std::filesystem::path(cmd.folder) / (cmd.name + "-frame-" + std::to_string(frame) + ".png"))
+          .string();
+  std::vector<std::string> argv{"xvfb-run",
+                                "-a",
+                                this_program().string(),
+                                "exercise",
+                                "show",
+                                cmd.name,
+                                "--dir",
+                                cmd.folder,
+                                "--ranks",
+                                std::to_string(cmd.ranks),
+                                "--root",
+                                std::to_string(cmd.root),
+                                "--step",
+                                std::to_string(frame),
+                                "--screenshot",
+                                png};
   if (cmd.count > 0) argv.insert(argv.end(), {"--count", std::to_string(cmd.count)});
   if (!cmd.package.empty()) argv.insert(argv.end(), {"--ringlab-dir", cmd.package});
   const ex::ProgramResult shot = ex::run_program(argv, std::chrono::seconds(300));
@@ -139,9 +153,10 @@ void show(const ExerciseCommand& cmd) {
 #ifdef RINGLAB_HAVE_GUI
   if (screenshot_under_xvfb(cmd, state.cursor)) return;
 #endif
-  std::printf("for a picture of frame K: xvfb-run -a ringlab exercise show %s --step K "
-              "--screenshot %s.png\n",
-              cmd.name.c_str(), cmd.name.c_str());
+  std::printf(
+      "for a picture of frame K: xvfb-run -a ringlab exercise show %s --step K "
+      "--screenshot %s.png\n",
+      cmd.name.c_str(), cmd.name.c_str());
 }
 
 void add_folder_option(CLI::App& sub, ExerciseCommand& cmd) {
@@ -172,13 +187,15 @@ void add_exercise_command(CLI::App& app) {
   add_folder_option(*start, *cmd);
   start->add_flag("--force", cmd->force, "start over: overwrite the exercise's file");
   start->callback([cmd] {
-    std::printf("%s", ex::start(ex::Workspace{cmd->folder}, ex::find_exercise(cmd->name),
-                                cmd->force).c_str());
+    std::printf(
+        "%s",
+        ex::start(ex::Workspace{cmd->folder}, ex::find_exercise(cmd->name), cmd->force).c_str());
   });
 
   CLI::App* check = exercise->add_subcommand(
-      "check", "build it and run it against the closed forms: the simulator, inproc, nccl_rules "
-               "(where built) and tcp, world sizes 1 to 9");
+      "check",
+      "build it and run it against the closed forms: the simulator, inproc, nccl_rules "
+      "(where built) and tcp, world sizes 1 to 9");
   add_name(*check, *cmd);
   add_folder_option(*check, *cmd);
   check->add_option("--ringlab-dir", cmd->package, "the folder of ringlabConfig.cmake");
@@ -198,7 +215,8 @@ void add_exercise_command(CLI::App& app) {
   show_cmd->add_option("--ranks,-n", cmd->ranks, "world size (default 4)")->check(CLI::Range(1, 9));
   show_cmd->add_option("--count", cmd->count, "elements per rank (default 2 per rank)")
       ->check(CLI::Range(1, 64));
-  show_cmd->add_option("--root", cmd->root, "the root, where there is one")->check(CLI::Range(0, 8));
+  show_cmd->add_option("--root", cmd->root, "the root, where there is one")
+      ->check(CLI::Range(0, 8));
   show_cmd->add_option("--step", cmd->step, "the frame to show first (default: the last)")
       ->check(whole_number(0, kMaxInt, "a frame number"));
   show_cmd->add_option("--screenshot", cmd->screenshot, "render that frame to this PNG and exit");

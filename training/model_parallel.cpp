@@ -27,8 +27,8 @@ FloatTensor ToyMpModel::forward(const FloatTensor& input) {
 
 FloatTensor ToyMpModel::backward(const FloatTensor& grad_output) {
   const FloatTensor grad = net2_.backward(grad_output);
-  return net1_.backward(relu_.backward(
-      to_device(grad, dev1_, dev0_, "gradient of the activations", transfers_)));
+  return net1_.backward(
+      relu_.backward(to_device(grad, dev1_, dev0_, "gradient of the activations", transfers_)));
 }
 
 std::vector<NamedParameter> ToyMpModel::named_parameters() {

@@ -32,10 +32,10 @@ namespace ringlab::training {
 
 class TorchGenerator {
  public:
-  explicit TorchGenerator(std::uint64_t seed);  // torch.manual_seed(seed)
-  void uniform_(FloatTensor& t, double from, double to);  // t.uniform_(from, to)
+  explicit TorchGenerator(std::uint64_t seed);              // torch.manual_seed(seed)
+  void uniform_(FloatTensor& t, double from, double to);    // t.uniform_(from, to)
   FloatTensor randn(std::int64_t rows, std::int64_t cols);  // torch.randn(rows, cols)
-  void init_linear(Linear& layer);                // nn.Linear(in, out)'s reset_parameters
+  void init_linear(Linear& layer);                          // nn.Linear(in, out)'s reset_parameters
 
  private:
   float uniform(float from, float to);

@@ -26,7 +26,7 @@ void recursive_doubling(Comm& comm, Elems buf, ReduceOp op) {
     comm.recv(r - 1, theirs, 0);
     comm.reduce(op, buf, theirs);
   }
-  const int f = r < 2 * rem ? r / 2 : r - rem;             // folded rank
+  const int f = r < 2 * rem ? r / 2 : r - rem;  // folded rank
   auto real = [rem](int g) { return g < rem ? 2 * g + 1 : g + rem; };
   unsigned step = 1;
   for (int mask = 1; mask < pof2; mask *= 2, ++step) {
