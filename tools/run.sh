@@ -3,4 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/build.sh
-exec ./build/tools/ringlab start "$@"
+# From the build folder: what the tour writes (the horovod lesson keeps its
+# checkpoints in the current folder) stays out of the source tree.
+cd build
+exec ./tools/ringlab start "$@"
