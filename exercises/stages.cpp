@@ -160,12 +160,16 @@ std::string describe(const Exercise& exercise, const Failure& failure) {
                      std::to_string(failure.cases_in_world) + " in a world of " +
                      std::to_string(failure.c.ranks) + ": " + describe(exercise, failure.c) + "\n";
   bool any = false;
+  std::vector<std::string> said;
   for (std::size_t r = 0; r < failure.ranks.size(); ++r) {
     const RankOutcome& o = failure.ranks[r];
     if (!o.ran || o.ok()) continue;
-    // A rank that only stopped because another failed adds nothing but noise
-    // when values were wrong somewhere; after a hang it says whom it waited for.
-    text += "  " + plain_steps(describe(o, static_cast<int>(r), failure.c.dtype)) + "\n";
+    // After a hang each rank says whom it waited for; a report of the whole
+    // world (a deadlock found by the transport) comes once, not once a rank.
+    const std::string line = plain_steps(describe(o, static_cast<int>(r), failure.c.dtype));
+    if (std::find(said.begin(), said.end(), line) != said.end()) continue;
+    said.push_back(line);
+    text += "  " + line + "\n";
     any = true;
   }
   if (!any && !failure.error.empty()) text += "  " + plain_steps(failure.error) + "\n";
