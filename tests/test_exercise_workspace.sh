@@ -63,4 +63,12 @@ env -u DISPLAY -u WAYLAND_DISPLAY PATH=/usr/bin:/bin \
   "$ringlab" exercise show ring_all_reduce --step 2 > show.out 2>&1 || { cat show.out >&2; fail "show"; }
 expect show.out "your ring_all_reduce (4 ranks), before step 1"
 expect show.out "step 6 of 6, exchange"
+# ... and, where xvfb-run is there, a screenshot of frame 2 of it.
+if [[ -x /usr/bin/xvfb-run ]] && grep -q "^wrote " show.out; then
+  expect show.out "wrote ringlab-exercises/ring_all_reduce-frame-2.png (frame 2 of 6)"
+  [[ $(head -c 8 ringlab-exercises/ring_all_reduce-frame-2.png | od -An -tx1 | tr -d ' \n') == \
+     89504e470d0a1a0a ]] || fail "the screenshot is not a PNG"
+else
+  expect show.out "xvfb-run -a ringlab exercise show ring_all_reduce --step K"
+fi
 echo "start -> check (fails, explained) -> solution -> check (passes) -> list -> show: ok"
