@@ -26,10 +26,9 @@ constexpr const char* kUsage =
     "       %s record [--ranks P] [--count N] [--root R] --out FILE\n"
     "\n"
     "check   runs your %s on the cases of `ringlab exercise check` (world sizes 1 to 9;\n"
-    "        0, 1, 7 and 100003 elements) and explains the first failure. Without\n"
-    "        --stage: the simulator, then every backend of this build that runs in one\n"
-    "        process; tcp starts one process per rank, so it runs one world at a time:\n"
-    "        --stage tcp --ranks 4 (`ringlab exercise check` runs them all).\n"
+    "        0, 1, 7 and 100003 elements) and explains the first failure: in the\n"
+    "        simulator, then on every backend of this build that runs on a CPU (tcp:\n"
+    "        one process per rank, forked at each world). --stage: that one only.\n"
     "        --large: the simulator checks the 100003-element cases too.\n"
     "cost    your algorithm's steps, messages and bytes per rank next to ringlab's.\n"
     "record  the simulator's recording of one case, for `ringlab exercise show`.\n";
@@ -124,8 +123,7 @@ int check(const Exercise& exercise, const Function& fn, const Arguments& a) {
     stages.push_back(a.stage);
   } else {
     stages.emplace_back(kSimulatorStage);
-    for (const std::string& backend : check_backends())
-      if (backend != "tcp") stages.push_back(backend);
+    for (const std::string& backend : check_backends()) stages.push_back(backend);
   }
   for (const std::string& stage : stages) {
     const std::vector<std::string> names = check_backends();

@@ -2,7 +2,7 @@
 // default) with a CMake project that finds ringlab, one NAME.cpp per started
 // exercise, each exercise's last result, and the build. `check` builds the
 // exercise's program there and runs it: the simulator and the in-process
-// backends in one run, then TCP one world size at a time (harness.hpp).
+// backends, TCP last (harness.hpp).
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,7 @@
 // Every reference solution as one program, the way an exercise's program
-// runs it (exercises/harness.hpp): `exercise_solutions NAME check --stage tcp
-// --ranks 4`. The tcp stage starts one process per rank, so test_exercises
-// checks the solutions over TCP through this program.
+// runs it (exercises/harness.hpp): `exercise_solutions NAME check --stage
+// tcp`. The tcp stage forks one process per rank; test_exercises checks the
+// solutions over TCP through this program, as a learner's program is run.
 #include <cstdio>
 #include <exception>
 #include <string>
