@@ -65,7 +65,7 @@ function(ringlab_public_headers target)
   target_sources(${target} PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES ${ARGN})
 endfunction()
 
-ringlab_public_headers(ringlab_ops ops/dtype.hpp ops/reduce_op.hpp ops/tensor.hpp)
+ringlab_public_headers(ringlab_ops ops/comm_error.hpp ops/dtype.hpp ops/reduce_op.hpp ops/tensor.hpp)
 ringlab_public_headers(ringlab_transport_api transport/transport.hpp)
 ringlab_public_headers(ringlab_inproc transport/inproc.hpp)
 ringlab_public_headers(ringlab_tcp transport/tcp/tcp.hpp)
