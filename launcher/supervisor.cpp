@@ -23,7 +23,8 @@
 namespace ringlab::launch {
 
 namespace {
-// What transport/tcp/log.hpp puts before each of its notices.
+// What store/log.hpp puts before each of its notices (the store's and the TCP
+// transport's).
 constexpr std::string_view kTransportNoticePrefix = "ringlab tcp: ";
 }  // namespace
 

@@ -20,11 +20,14 @@
 #include <vector>
 
 #include "launcher/launcher.hpp"
+#include "store/protocol.hpp"
+#include "store/token_proof.hpp"
 #include "store_wire.hpp"
 #include "test_tcp_util.hpp"
 #include "transport/tcp/framing.hpp"
 
 using namespace ringlab;
+using namespace ringlab::store;
 using namespace ringlab::tcp;
 using namespace ringlab::tcp::testing;
 using namespace std::chrono_literals;

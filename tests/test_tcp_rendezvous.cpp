@@ -12,12 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "store/token_proof.hpp"
 #include "test_tcp_util.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
 #include "transport/tcp/wait_report.hpp"
 
 using namespace ringlab;
+using namespace ringlab::store;
 using namespace ringlab::tcp;
 using namespace ringlab::tcp::testing;
 using namespace std::chrono_literals;

@@ -7,13 +7,25 @@
 #include <cstring>
 #include <exception>
 
+#include "store/log.hpp"
+#include "store/token_proof.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
-#include "transport/tcp/log.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
 
 namespace ringlab::tcp {
+
+// Each side proves it knows the job token as the store's clients do
+// (store/token_proof.hpp), with labels of its own; rejections go to the
+// store's log.
+using store::fresh_nonce;
+using store::kAcceptingRankProof;
+using store::kConnectingRankProof;
+using store::log_line;
+using store::Nonce;
+using store::Proof;
+using store::prove;
+using store::same_proof;
 
 namespace {
 

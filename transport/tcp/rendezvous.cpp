@@ -36,10 +36,10 @@
 #include <sstream>
 #include <thread>
 
-#include "transport/tcp/asio.hpp"
+#include "store/asio.hpp"
+#include "store/log.hpp"
 #include "transport/tcp/crowding.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/log.hpp"
 #include "transport/tcp/mesh.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
@@ -47,6 +47,16 @@
 #include "transport/tcp/wait_report.hpp"
 
 namespace ringlab::tcp {
+
+// The ranks meet through the rendezvous store (store/store.hpp), and tell the
+// operator through its log.
+using store::log_line;
+using store::Store;
+using store::StoreLimits;
+using store::StoreLostError;
+using store::StoreServer;
+using store::StoreTimeoutError;
+using store::WrongStoreError;
 
 namespace {
 
