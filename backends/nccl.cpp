@@ -38,7 +38,7 @@ std::string nccl_cannot_run(int world) {
 }
 
 std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options) {
-  tcp::Rendezvous world = tcp::from_environment();
+  tcp::WorldSpec world = tcp::from_environment();
   if (std::getenv("RINGLAB_TIMEOUT_MS"))
     options.timeout = world.timeout;
   else

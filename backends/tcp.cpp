@@ -122,7 +122,7 @@ std::vector<std::string> own_command_line() {
 // gets a fresh ProcessGroup on it (its collectives numbered from 0 again; the
 // previous world's messages all came first on every connection).
 struct RankConnection {
-  tcp::Rendezvous me;
+  tcp::WorldSpec me;
   std::shared_ptr<tcp::TcpTransport> transport;
   // Traced launch only: records every operation of this process, all worlds.
   std::shared_ptr<sim::RecordingTransport> recorder;
@@ -179,7 +179,7 @@ void run_as_rank(int world, const std::function<void(ProcessGroup&)>& body,
     connection.me = tcp::from_environment();  // names a missing or bad variable
     if (!timeout_from_environment) connection.me.timeout = group.timeout;
   }
-  const tcp::Rendezvous& me = connection.me;
+  const tcp::WorldSpec& me = connection.me;
   if (me.world_size != world)
     throw std::invalid_argument(
         "this process is rank " + std::to_string(me.rank) + " of a world of " +
@@ -270,7 +270,7 @@ void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& g
 }
 
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options) {
-  tcp::Rendezvous rendezvous = tcp::from_environment();
+  tcp::WorldSpec rendezvous = tcp::from_environment();
   if (is_set("RINGLAB_TIMEOUT_MS"))
     options.timeout = rendezvous.timeout;
   else

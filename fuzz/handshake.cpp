@@ -30,7 +30,7 @@ constexpr std::uint64_t kJob = 0x5eed0f0b5eed0f0bULL;
 constexpr int kWorld = 3;
 
 struct Rank0 {
-  Rendezvous rendezvous;
+  WorldSpec rendezvous;
   std::unique_ptr<Mesh> mesh;
   int port = 0;
   std::atomic<bool> ended{false};

@@ -1,6 +1,6 @@
 // Helpers for the TCP backend's tests: a world of ranks that are threads of
 // this process but talk only over TCP (each calls tcp::connect() with the
-// same Rendezvous, as separate processes would), and the store's test helpers
+// same WorldSpec, as separate processes would), and the store's test helpers
 // (store_util.hpp: a free port, a log capture, a raw client).
 #pragma once
 
@@ -22,8 +22,8 @@ using namespace std::chrono_literals;
 // free_port(), LogCapture, RawClient.
 using namespace ringlab::store::testing;
 
-inline Rendezvous local_rendezvous(int world, int rank, int port, Duration timeout = 10s) {
-  Rendezvous r;
+inline WorldSpec local_rendezvous(int world, int rank, int port, Duration timeout = 10s) {
+  WorldSpec r;
   r.master_addr = "127.0.0.1";
   r.master_port = port;
   r.rank = rank;
@@ -60,10 +60,10 @@ inline std::vector<std::string> run_rank_threads(int world,
 // soon as its body ends or throws, as a process that exits would close it.
 inline std::vector<std::string> run_tcp(int world, const std::function<void(TcpTransport&)>& body,
                                         Duration timeout = 10s,
-                                        const std::function<void(Rendezvous&)>& adjust = {}) {
+                                        const std::function<void(WorldSpec&)>& adjust = {}) {
   const int port = free_port();
   return run_rank_threads(world, [&](int rank) {
-    Rendezvous r = local_rendezvous(world, rank, port, timeout);
+    WorldSpec r = local_rendezvous(world, rank, port, timeout);
     if (adjust) adjust(r);
     auto transport = connect(r);
     body(*transport);

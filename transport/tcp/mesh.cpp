@@ -95,7 +95,7 @@ std::string check_handshake(std::span<const std::byte, kHandshakeBytes> bytes,
 
 class Mesh::Impl {
  public:
-  Impl(const Rendezvous& r, std::uint64_t job, Clock::time_point deadline, WaitReport* report)
+  Impl(const WorldSpec& r, std::uint64_t job, Clock::time_point deadline, WaitReport* report)
       : r_(r),
         job_(job),
         deadline_(deadline),
@@ -530,7 +530,7 @@ class Mesh::Impl {
     outgoing_.clear();
   }
 
-  const Rendezvous& r_;
+  const WorldSpec& r_;
   std::uint64_t job_;
   Clock::time_point deadline_;
   WaitReport* report_;
@@ -550,7 +550,7 @@ class Mesh::Impl {
   std::exception_ptr escaped_;  // from a coroutine: run() rethrows it
 };
 
-Mesh::Mesh(const Rendezvous& r, std::uint64_t job_id, Clock::time_point deadline,
+Mesh::Mesh(const WorldSpec& r, std::uint64_t job_id, Clock::time_point deadline,
            WaitReport* report)
     : impl_(std::make_unique<Impl>(r, job_id, deadline, report)) {}
 Mesh::~Mesh() = default;

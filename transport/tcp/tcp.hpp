@@ -3,7 +3,7 @@
 // (backends/backends.hpp).
 //
 // The pieces, in the order a job uses them:
-//  - Rendezvous / from_environment(): who this process is (RANK, WORLD_SIZE,
+//  - WorldSpec / from_environment(): who this process is (RANK, WORLD_SIZE,
 //    LOCAL_RANK) and where rank 0 listens (MASTER_ADDR, MASTER_PORT), read
 //    from the variables torchrun, Slurm or Open MPI set.
 //  - The rendezvous store (store/store.hpp, a layer of its own): rank 0
@@ -42,8 +42,10 @@ inline constexpr Duration kMaxTimeout{2147483647};
 // The largest world (WORLD_SIZE): 2^20 ranks.
 inline constexpr int kMaxWorldSize = 1 << 20;
 
-// Where and who: filled from the environment by from_environment().
-struct Rendezvous {
+// Where and who: this process's place in its world and where rank 0 listens,
+// filled from the environment by from_environment(). Settings only: the
+// meeting itself is connect() (and, for elastic jobs, launch::Rendezvous).
+struct WorldSpec {
   std::string master_addr = "127.0.0.1";  // MASTER_ADDR: where rank 0's store is reached
   int master_port = 29500;                // MASTER_PORT: the store's port
   int rank = -1;                          // RANK
@@ -83,9 +85,9 @@ using EnvironmentLookup = std::function<const char*(const char* name)>;
 // that have no default throw std::invalid_argument naming the variable and what
 // to set ("MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's
 // store listens on)", "RANK=4 but WORLD_SIZE=4: RANK must be in 0..3").
-Rendezvous from_environment();
+WorldSpec from_environment();
 // The same, reading variables through `lookup` (tests pass a map).
-Rendezvous from_environment(const EnvironmentLookup& lookup);
+WorldSpec from_environment(const EnvironmentLookup& lookup);
 
 // The Transport over TCP connections to every other rank (see connect()).
 class TcpTransport final : public Transport {
@@ -119,12 +121,12 @@ class TcpTransport final : public Transport {
 // Connects this rank to all others (store rendezvous: each rank listens on an
 // ephemeral port at bind_addr, publishes "addr:port" in the store and
 // connects to the others) and returns the transport, its timeout set to
-// rendezvous.timeout. Rank 0 hosts the store (bound at bind_addr:master_port)
+// world.timeout. Rank 0 hosts the store (bound at bind_addr:master_port)
 // for as long as its transport lives, and returns only once every other rank
 // has finished connecting; meanwhile it logs every report_interval which
 // ranks it still waits for. Throws CommError/TimeoutError on timeout naming
 // the ranks that did not show up. (Returns the TcpTransport so callers reach
 // store(); it converts to std::shared_ptr<Transport>.)
-std::shared_ptr<TcpTransport> connect(const Rendezvous& rendezvous);
+std::shared_ptr<TcpTransport> connect(const WorldSpec& world);
 
 }  // namespace ringlab::tcp
