@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "launcher/job_token.hpp"
+#include "launcher/token_maker.hpp"
 #include "store/store.hpp"
 
 namespace ringlab::launch {

@@ -17,7 +17,7 @@
 
 #include "launcher/blame.hpp"
 #include "launcher/error_file.hpp"
-#include "launcher/job_token.hpp"
+#include "launcher/token_maker.hpp"
 #include "launcher/spawn.hpp"
 
 namespace ringlab::launch {
