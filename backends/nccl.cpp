@@ -3,7 +3,7 @@
 // ncclSend/ncclRecv through GPU memory (transport/nccl/staged_transport.hpp
 // says why). As threads for `--backend nccl` of `ringlab lesson`, `tour` and
 // `bench`; as processes for init_process_group("nccl"), the ncclUniqueId
-// passed through the TCP backend's store.
+// passed through the store of the TCP backend's rendezvous.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -13,6 +13,7 @@
 #include "transport/nccl/nccl_world.hpp"
 #include "transport/nccl/staged_transport.hpp"
 #include "transport/nccl/store_rendezvous.hpp"
+#include "transport/tcp/tcp.hpp"
 
 namespace ringlab::backends {
 
@@ -37,19 +38,26 @@ std::string nccl_cannot_run(int world) {
 }
 
 std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options) {
-  tcp::Rendezvous rendezvous = tcp::from_environment();
+  tcp::WorldSpec world = tcp::from_environment();
   if (std::getenv("RINGLAB_TIMEOUT_MS"))
-    options.timeout = rendezvous.timeout;
+    options.timeout = world.timeout;
   else
-    rendezvous.timeout = options.timeout;
-  // The TCP connection lives as long as the transport: rank 0 hosts the store.
+    world.timeout = options.timeout;
+  const nccl::ProcessRank me{world.rank, world.world_size, world.local_rank, world.timeout};
+  nccl::require_gpu(me);
+  // The ranks meet as the tcp backend's do, and pass the id through that
+  // rendezvous's store, under a key with the job id every rank agreed on. The
+  // TCP connection lives as long as the transport: rank 0 hosts the store.
   struct Held {
-    explicit Held(nccl::NcclProcess connected)
-        : process(std::move(connected)), transport(process.communicator) {}
-    nccl::NcclProcess process;
+    Held(std::shared_ptr<tcp::TcpTransport> met, std::shared_ptr<nccl::NcclCommunicator> comm)
+        : tcp(std::move(met)), transport(std::move(comm)) {}
+    std::shared_ptr<tcp::TcpTransport> tcp;
     nccl::HostStagedNcclTransport transport;
   };
-  auto held = std::make_shared<Held>(nccl::connect(rendezvous));
+  auto met = tcp::connect(world);
+  const std::string key = "ringlab/nccl/" + std::to_string(met->job_id()) + "/unique_id";
+  auto communicator = nccl::join_through_store(met->store(), key, me);
+  auto held = std::make_shared<Held>(std::move(met), std::move(communicator));
   return std::make_unique<ProcessGroup>(std::shared_ptr<Transport>(held, &held->transport),
                                         std::move(options));
 }

@@ -56,7 +56,7 @@ bool started_as_rank() {
 
 // One rank's connection to the others, and its trace when it records one.
 struct RankConnection {
-  tcp::Rendezvous me;
+  tcp::WorldSpec me;
   // RINGLAB_TIMEOUT_MS, when set, wins over the group's timeout (as in
   // init_process_group); otherwise the group's timeout also limits the meeting.
   bool timeout_from_environment = false;
@@ -129,7 +129,7 @@ std::string run_world_on(const RankConnection& connection, const AnswerBody& bod
   return answer;
 }
 
-void check_world(const tcp::Rendezvous& me, int world) {
+void check_world(const tcp::WorldSpec& me, int world) {
   if (me.world_size == world) return;
   throw std::invalid_argument(
       "this process is rank " + std::to_string(me.rank) + " of a world of " +
@@ -228,7 +228,7 @@ void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& g
 }
 
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options) {
-  tcp::Rendezvous rendezvous = tcp::from_environment();
+  tcp::WorldSpec rendezvous = tcp::from_environment();
   if (std::getenv("RINGLAB_TIMEOUT_MS"))
     options.timeout = rendezvous.timeout;
   else

@@ -26,6 +26,7 @@ include(CMakePackageConfigHelpers)
 # found by following the links, but its headers are not.
 set(ringlab_bundle_libraries
     ringlab_ops
+    ringlab_store
     ringlab_transport_api
     ringlab_inproc
     ringlab_tcp
@@ -56,8 +57,9 @@ set(ringlab_extra_libraries ringlab_exercises)
 # ---- public headers ----------------------------------------------------------------
 #
 # Listed one by one: what a program includes, and what those include. Every
-# other header is private to its folder (transport/tcp's engine, framing, mesh,
-# asio.hpp, transport_impl.hpp, socket_util.hpp, log.hpp; the scratch pool;
+# other header is private to its folder (the store's protocol, token proofs,
+# asio.hpp, socket_util.hpp, log.hpp; transport/tcp's engine, framing, mesh,
+# transport_impl.hpp, socket_util.hpp; the scratch pool;
 # primitives/phases.hpp; backends/rows.hpp and traced_launch.hpp; the NCCL
 # kernels, error checks and store rendezvous; all of launcher/ and simulator/).
 # tests/test_install.sh fails when an installed header includes one that is not.
@@ -69,7 +71,8 @@ function(ringlab_public_headers target)
   target_sources(${target} PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES ${ARGN})
 endfunction()
 
-ringlab_public_headers(ringlab_ops ops/dtype.hpp ops/reduce_op.hpp ops/tensor.hpp)
+ringlab_public_headers(ringlab_ops ops/comm_error.hpp ops/dtype.hpp ops/reduce_op.hpp ops/tensor.hpp)
+ringlab_public_headers(ringlab_store store/store.hpp)
 ringlab_public_headers(ringlab_transport_api transport/transport.hpp)
 ringlab_public_headers(ringlab_inproc transport/inproc.hpp)
 ringlab_public_headers(ringlab_tcp transport/tcp/tcp.hpp)
@@ -144,10 +147,10 @@ install(TARGETS ringlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # ---- ringlabConfig.cmake -------------------------------------------------------------
 #
 # Its find_dependency() calls are what the installed libraries' links name:
-# Threads, OpenSSL (libcrypto, the tcp library's job token proofs), and CUDA +
+# Threads, OpenSSL (libcrypto, the store library's job token proofs), and CUDA +
 # NCCL where the NCCL backend is built. CLI11 and doctest
-# (the executable's and the tests') and Boost.Asio (private to the TCP
-# library, header-only) are not among them.
+# (the executable's and the tests') and Boost.Asio (private to the store and
+# TCP libraries, header-only) are not among them.
 if(TARGET ringlab_nccl)
   set(RINGLAB_CONFIG_WITH_NCCL ON)
   get_filename_component(RINGLAB_CONFIG_NCCL_LIBRARY_DIR ${RINGLAB_NCCL_LIBRARY} DIRECTORY)

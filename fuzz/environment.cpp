@@ -2,7 +2,7 @@
 // the variables torchrun, Slurm, Open MPI and ringlab run set into who this
 // rank is and where rank 0 listens. The input is a list of NAME=VALUE lines
 // (names outside the list below are ignored). Every outcome must be a
-// Rendezvous within the documented ranges or std::invalid_argument; any other
+// WorldSpec within the documented ranges or std::invalid_argument; any other
 // exception, or an out-of-range result, is a finding.
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto it = variables.find(name);
     return it == variables.end() ? nullptr : it->second.c_str();
   };
-  tcp::Rendezvous r;
+  tcp::WorldSpec r;
   try {
     r = tcp::from_environment(lookup);
   } catch (const std::invalid_argument& error) {

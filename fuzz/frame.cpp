@@ -1,4 +1,5 @@
-// Fuzz target: the TCP transport's wire decoders (transport/tcp/framing.hpp).
+// Fuzz target: the wire decoders of the TCP transport (transport/tcp/framing.hpp)
+// and of the store (store/protocol.hpp).
 // The input is a frame header and what follows it. Beyond not crashing, each
 // decoder must agree with its encoder: whatever decodes encodes back to the
 // very same bytes, so no two byte strings mean the same message and nothing
@@ -8,8 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "store/protocol.hpp"
 #include "transport/tcp/framing.hpp"
 
+using namespace ringlab::store;
 using namespace ringlab::tcp;
 
 namespace {

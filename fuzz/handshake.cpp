@@ -1,5 +1,5 @@
 // Fuzz target: the rank-to-rank handshake (transport/tcp/mesh.cpp and the
-// proofs of job_token.hpp), live on loopback. Rank 0 of a job of three waits
+// proofs of store/token_proof.hpp), live on loopback. Rank 0 of a job of three waits
 // in its rendezvous (Mesh::run) for ranks 1 and 2 for as long as the fuzzer
 // runs; each input is one connection to its listener. The input's first
 // byte chooses the shape: raw bytes; or a hello whose fields are each either
@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "fuzz/loopback.hpp"
+#include "store/log.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/log.hpp"
 #include "transport/tcp/mesh.hpp"
 
 using namespace ringlab;
@@ -30,7 +30,7 @@ constexpr std::uint64_t kJob = 0x5eed0f0b5eed0f0bULL;
 constexpr int kWorld = 3;
 
 struct Rank0 {
-  Rendezvous rendezvous;
+  WorldSpec rendezvous;
   std::unique_ptr<Mesh> mesh;
   int port = 0;
   std::atomic<bool> ended{false};
@@ -55,7 +55,7 @@ struct Rank0 {
 
 Rank0& rank0() {
   // Every input is rejected with a log line: thousands a second, not worth printing.
-  static const bool quiet = (set_log_sink([](const std::string&) {}), true);
+  static const bool quiet = (store::set_log_sink([](const std::string&) {}), true);
   (void)quiet;
   // Made once and never destroyed: its thread runs for the whole fuzzing.
   static Rank0* const instance = new Rank0;

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the fuzz targets' seed corpus, fuzz/corpus/<target>/: a handful of
-valid inputs each, laid out as transport/tcp/framing.hpp documents them (so
-the seeds do not come from the code they test). Run it again after a wire
-format changes: python3 fuzz/make_corpus.py"""
+valid inputs each, laid out as transport/tcp/framing.hpp and
+store/protocol.hpp document them (so the seeds do not come from the code
+they test). Run it again after a wire format changes: python3
+fuzz/make_corpus.py"""
 import os
 import shutil
 import struct

@@ -1,4 +1,4 @@
-// Fuzz target: the store's server (transport/tcp/store_server.cpp), live on
+// Fuzz target: the store's server (store/store_server.cpp), live on
 // loopback. Each input is one connection. Its first byte chooses how it
 // starts: even, the connection first says a correct hello and proves it
 // knows the job token, so the rest reaches the request parser and the
@@ -12,13 +12,13 @@
 #include <memory>
 
 #include "fuzz/loopback.hpp"
-#include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
-#include "transport/tcp/log.hpp"
-#include "transport/tcp/tcp.hpp"
+#include "store/log.hpp"
+#include "store/protocol.hpp"
+#include "store/store.hpp"
+#include "store/token_proof.hpp"
 
 using namespace ringlab;
-using namespace ringlab::tcp;
+using namespace ringlab::store;
 using namespace std::chrono_literals;
 
 namespace {

@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "launcher/job_token.hpp"
-#include "transport/tcp/tcp.hpp"
+#include "launcher/token_maker.hpp"
+#include "store/store.hpp"
 
 namespace ringlab::launch {
 
@@ -151,9 +151,9 @@ void Rendezvous::host_or_join_store() {
   const RendezvousConfig& config = options_.rendezvous;
   if (config.is_host.value_or(true)) {
     try {
-      server_ = std::make_unique<tcp::StoreServer>(options_.endpoint_host, options_.endpoint_port,
-                                                   std::chrono::seconds(5), tcp::StoreLimits{},
-                                                   shared_job_token());
+      server_ = std::make_unique<store::StoreServer>(options_.endpoint_host, options_.endpoint_port,
+                                                     std::chrono::seconds(5), store::StoreLimits{},
+                                                     shared_job_token());
     } catch (const std::exception& e) {
       if (config.is_host.value_or(false))
         throw std::runtime_error(
@@ -166,8 +166,8 @@ void Rendezvous::host_or_join_store() {
   if (server_)
     require_token_beyond_loopback(options_.endpoint_host, "the rendezvous store hosted at");
   try {
-    store_ = std::make_unique<tcp::Store>(options_.endpoint_host, options_.endpoint_port,
-                                          config.read_timeout, shared_job_token());
+    store_ = std::make_unique<store::Store>(options_.endpoint_host, options_.endpoint_port,
+                                            config.read_timeout, shared_job_token());
   } catch (const std::exception& e) {
     throw std::runtime_error(
         "cannot reach the rendezvous store at " + endpoint() + " within " +

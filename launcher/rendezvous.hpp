@@ -1,5 +1,5 @@
 // The elastic rendezvous of `ringlab run`, like torch's c10d dynamic
-// rendezvous, over ringlab's TCP store (transport/tcp/tcp.hpp):
+// rendezvous, over ringlab's rendezvous store (store/store.hpp):
 //
 //  - The agent that can bind the endpoint hosts the store; the others reach
 //    it there (--rdzv-conf is_host=true/false decides instead).
@@ -35,10 +35,10 @@
 #include "launcher/elastic_options.hpp"
 #include "launcher/rendezvous_state.hpp"
 
-namespace ringlab::tcp {
+namespace ringlab::store {
 class Store;
 class StoreServer;
-}  // namespace ringlab::tcp
+}  // namespace ringlab::store
 
 namespace ringlab::launch {
 
@@ -161,10 +161,10 @@ class Rendezvous {
   AgentTrace& trace_;
   std::string prefix_;
   NodeDesc self_;
-  std::unique_ptr<tcp::StoreServer> server_;
+  std::unique_ptr<store::StoreServer> server_;
   // The port group rank 0 picked for this round's workers (master_of).
   std::unique_ptr<PortReservation> master_reservation_;
-  std::unique_ptr<tcp::Store> store_;
+  std::unique_ptr<store::Store> store_;
   Clock::time_point last_beat_{};
   struct Seen {
     long long beats = -1;

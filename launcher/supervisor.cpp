@@ -17,13 +17,14 @@
 
 #include "launcher/blame.hpp"
 #include "launcher/error_file.hpp"
-#include "launcher/job_token.hpp"
+#include "launcher/token_maker.hpp"
 #include "launcher/spawn.hpp"
 
 namespace ringlab::launch {
 
 namespace {
-// What transport/tcp/log.hpp puts before each of its notices.
+// What store/log.hpp puts before each of its notices (the store's and the TCP
+// transport's).
 constexpr std::string_view kTransportNoticePrefix = "ringlab tcp: ";
 }  // namespace
 

@@ -25,6 +25,8 @@ using BroadcastFn = void (*)(Comm&, Elems buf, int root);
 // (ignored elsewhere); out: every rank's block.
 using ScatterFn = void (*)(Comm&, Elems send, Elems out, int root);
 // in: every rank's block; recv: root only, size() blocks of in.count.
+// The same type as ScatterFn (the parameters differ only in meaning): nothing
+// may tell the two apart by type (see find_algorithm).
 using GatherFn = void (*)(Comm&, Elems in, Elems recv, int root);
 // In place. root ends with the reduction over all ranks; what other ranks'
 // buffers hold afterwards is algorithm-specific (Gloo's ring leaves partial
@@ -68,11 +70,26 @@ std::span<const Algorithm<BarrierFn>> barrier_algorithms();
 std::vector<std::string> algorithm_names(Collective c);
 std::string_view algorithm_summary(Collective c, std::string_view name);
 
+// Throws std::invalid_argument: "unknown <collective> algorithm '<name>':
+// use one of <valid>".
+[[noreturn]] void unknown_algorithm(Collective c, std::string_view name,
+                                    const std::vector<std::string_view>& valid);
+
 // Looks a name up ("" or "default" = the row's default_algorithm); throws
-// std::invalid_argument listing the valid names.
+// std::invalid_argument listing the valid names. Defined here rather than
+// instantiated type by type in registry.cpp: ScatterFn and GatherFn are one
+// type, so such a list could name one of them and leave the other out
+// unseen; a template in the header serves every table, whatever its type.
 template <typename Fn>
 const Algorithm<Fn>& find_algorithm(std::span<const Algorithm<Fn>> table, Collective c,
-                                    std::string_view name);
+                                    std::string_view name) {
+  if (name.empty() || name == "default") name = collective_info(c).default_algorithm;
+  for (const auto& a : table)
+    if (a.name == name) return a;
+  std::vector<std::string_view> valid;
+  for (const auto& a : table) valid.push_back(a.name);
+  unknown_algorithm(c, name, valid);
+}
 
 // ---- The algorithms (one file each family; see the block at each file's top).
 // broadcast.cpp

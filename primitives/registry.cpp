@@ -128,29 +128,12 @@ std::string_view algorithm_summary(Collective c, std::string_view name) {
   return with_table(c, [&](auto table) { return summary_of(table, name); });
 }
 
-template <typename Fn>
-const Algorithm<Fn>& find_algorithm(std::span<const Algorithm<Fn>> table, Collective c,
-                                    std::string_view name) {
-  if (name.empty() || name == "default") name = collective_info(c).default_algorithm;
-  for (const auto& a : table)
-    if (a.name == name) return a;
-  std::string valid;
-  for (const auto& a : table) valid += (valid.empty() ? "" : ", ") + std::string(a.name);
+void unknown_algorithm(Collective c, std::string_view name,
+                       const std::vector<std::string_view>& valid) {
+  std::string list;
+  for (const auto v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
   throw std::invalid_argument("unknown " + std::string(collective_name(c)) + " algorithm '" +
-                              std::string(name) + "': use one of " + valid);
+                              std::string(name) + "': use one of " + list);
 }
-
-#define RINGLAB_INSTANTIATE(Fn)                                                        \
-  template const Algorithm<Fn>& find_algorithm<Fn>(std::span<const Algorithm<Fn>>, \
-                                                   Collective, std::string_view);
-RINGLAB_INSTANTIATE(BroadcastFn)
-RINGLAB_INSTANTIATE(ScatterFn)
-RINGLAB_INSTANTIATE(ReduceFn)
-RINGLAB_INSTANTIATE(AllReduceFn)
-RINGLAB_INSTANTIATE(AllGatherFn)
-RINGLAB_INSTANTIATE(ReduceScatterFn)
-RINGLAB_INSTANTIATE(AllToAllFn)
-RINGLAB_INSTANTIATE(BarrierFn)
-#undef RINGLAB_INSTANTIATE
 
 }  // namespace ringlab

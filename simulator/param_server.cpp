@@ -244,7 +244,7 @@ Run simulate_parameter_server(const PsScenario& scenario) {
     run_parameter_server(recording, scenario, plan);
     logs[static_cast<std::size_t>(inner.rank())] = recording.take_log();
   };
-  if (scenario.engine == Engine::Fibers) {
+  if (scenario.execution == RankExecution::Fibers) {
     FiberWorld world(P, true);
     world.run(body);
   } else {

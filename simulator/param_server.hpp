@@ -40,7 +40,7 @@ struct PsScenario {
   double learning_rate = 0.5;
   std::uint64_t seed = 1;
   DType dtype = DType::Float32;      // Float32 or Float64
-  Engine engine = Engine::Fibers;
+  RankExecution execution = RankExecution::Fibers;
 };
 
 // Everything the protocol does, decided up front (so tests have an

@@ -170,7 +170,8 @@ struct WriteValues {
 };
 
 enum class ValueMode : std::uint8_t { Auto, On, Off };
-enum class Engine : std::uint8_t {
+// How the virtual ranks run (`ringlab sim --engine`).
+enum class RankExecution : std::uint8_t {
   Fibers,   // all ranks on one thread, cooperatively (fast; 1024 ranks is fine)
   Threads   // run_world: one thread per rank over the in-process transport
 };
@@ -196,7 +197,7 @@ struct Scenario {
   // messages are (and the ranks move no bytes at all).
   ValueMode values = ValueMode::Auto;
   std::size_t value_budget_bytes = std::size_t{64} << 20;
-  Engine engine = Engine::Fibers;
+  RankExecution execution = RankExecution::Fibers;
 };
 
 double default_input(int rank, std::size_t i);  // 1 + 2*rank + i

@@ -66,7 +66,7 @@ Run simulate(const Scenario& scenario) {
   } else if (!values) {
     note = "values not recorded (Scenario::values = Off)";
   }
-  const bool real_memory = values || scenario.engine == Engine::Threads;
+  const bool real_memory = values || scenario.execution == RankExecution::Threads;
 
   // A buffer's element ranges must fit the record's 32-bit offsets.
   const CollectiveInfo& row = collective_info(scenario.collective);
@@ -92,7 +92,7 @@ Run simulate(const Scenario& scenario) {
   options.scratch_dtype = scenario.dtype;
   Scenario resolved = scenario;
   resolved.algorithm = algorithm_name;
-  if (scenario.engine == Engine::Fibers) {
+  if (scenario.execution == RankExecution::Fibers) {
     // Built as the fibers run: no log is kept (build_record.hpp).
     LiveRecord live(scenario.ranks, std::move(info));
     FiberWorld world(scenario.ranks, real_memory);

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace ringlab::tcp::testing {
+namespace ringlab::store::testing {
 
 class ChildStore {
  public:
@@ -47,7 +47,7 @@ class ChildStore {
     char line[64] = {};
     const bool got = std::fgets(line, sizeof line, out) != nullptr;
     std::fclose(out);
-    REQUIRE_MESSAGE(got, "tcp_store_host printed no port");
+    REQUIRE_MESSAGE(got, "store_host printed no port");
     REQUIRE(std::sscanf(line, "port %d", &port_) == 1);
   }
   ~ChildStore() {
@@ -110,4 +110,4 @@ class ChildStore {
   std::string ended_;
 };
 
-}  // namespace ringlab::tcp::testing
+}  // namespace ringlab::store::testing

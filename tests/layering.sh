@@ -3,10 +3,11 @@
 #
 # The layers, bottom to top (README's folder table says why each exists):
 #
-#   ops                  dtype, reduce ops, Tensor, atomic file writes
+#   ops                  dtype, reduce ops, Tensor, atomic file writes, CommError
+#   store                the rendezvous store: server, client, job token proofs
 #   transport            the Transport interface, inproc, the scratch pool
-#     transport/tcp      Boost.Asio transport, store, rendezvous
-#     transport/nccl     GPU transport; may use transport/tcp's store
+#     transport/tcp      siblings: the Boost.Asio transport and its rendezvous,
+#     transport/nccl       the GPU transport; neither includes the other
 #   primitives           collective algorithms, ProcessGroup
 #   launcher simulator   siblings: neither includes the other
 #   backends             the backend table, init_process_group(name)
@@ -20,10 +21,10 @@
 #
 # A file may include its own folder and any folder on a lower line. Folders
 # on one line are siblings and include neither each other nor anything above.
-# Inside transport/, the interface knows none of its implementations, tcp/
-# does not know nccl/, and nccl/ may include tcp/ (its processes exchange the
-# ncclUniqueId through the TCP store). A folder of code that is not in the
-# table fails the check until it is given a place here and in README.
+# Inside transport/, the interface knows none of its implementations, and
+# tcp/ and nccl/ know nothing of each other (both meet their ranks through
+# store/). A folder of code that is not in the table fails the check until it
+# is given a place here and in README.
 #
 # Usage: layering.sh SOURCE_DIR [LINKS_FILE]
 #   LINKS_FILE (written by cmake/RinglabLayers.cmake): one line per link
@@ -62,9 +63,9 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
 } | awk -v files="${#files[@]}" '
   function level(unit) {
     if (unit == "ops") return 0
+    if (unit == "store") return 5
     if (unit == "transport") return 10
-    if (unit == "transport/tcp") return 11
-    if (unit == "transport/nccl") return 12
+    if (unit == "transport/tcp" || unit == "transport/nccl") return 11
     if (unit == "primitives") return 20
     if (unit == "launcher" || unit == "simulator") return 30
     if (unit == "backends") return 40

@@ -2,7 +2,7 @@
 // store's process (its descriptors, its address space) or measure it (its
 // memory, its CPU time) without squeezing or measuring the test itself.
 //
-//   tcp_store_host [--handshake-ms N] [--request-ms N]
+//   store_host [--handshake-ms N] [--request-ms N]
 //                  [--max-connections N] [--nofile N] [--headroom-mib N]
 //
 // Prints "port P" once it serves, then serves until its stdin closes.
@@ -19,7 +19,7 @@
 #include <fstream>
 #include <string>
 
-#include "transport/tcp/tcp.hpp"
+#include "store/store.hpp"
 
 namespace {
 
@@ -34,7 +34,7 @@ long long vm_size_kib() {
 
 int main(int argc, char** argv) try {
   long long handshake_ms = 5000, nofile = 0, headroom_mib = 0;
-  ringlab::tcp::StoreLimits limits;
+  ringlab::store::StoreLimits limits;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string name = argv[i];
     const char* value = argv[i + 1];
@@ -49,7 +49,7 @@ int main(int argc, char** argv) try {
     else if (name == "--headroom-mib")
       headroom_mib = std::atoll(value);
     else {
-      std::fprintf(stderr, "tcp_store_host: unknown option %s\n", name.c_str());
+      std::fprintf(stderr, "store_host: unknown option %s\n", name.c_str());
       return 2;
     }
   }
@@ -57,14 +57,14 @@ int main(int argc, char** argv) try {
     const rlimit limit{static_cast<rlim_t>(nofile), static_cast<rlim_t>(nofile)};
     if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) std::perror("setrlimit(RLIMIT_NOFILE)");
   }
-  ringlab::tcp::StoreServer server("127.0.0.1", 0, ringlab::Duration(handshake_ms), limits);
+  ringlab::store::StoreServer server("127.0.0.1", 0, ringlab::Duration(handshake_ms), limits);
   {
     // Every thread and allocator arena the store needs exists before the
     // address space is limited.
-    ringlab::tcp::Store self("127.0.0.1", server.port(), std::chrono::seconds(5));
-    self.set("tcp_store_host", std::string(1 << 20, 'x'));
-    self.get("tcp_store_host");
-    self.delete_key("tcp_store_host");
+    ringlab::store::Store self("127.0.0.1", server.port(), std::chrono::seconds(5));
+    self.set("store_host", std::string(1 << 20, 'x'));
+    self.get("store_host");
+    self.delete_key("store_host");
   }
   if (headroom_mib > 0) {
     const rlim_t bytes = static_cast<rlim_t>(vm_size_kib() * 1024 + headroom_mib * 1024 * 1024);
@@ -78,6 +78,6 @@ int main(int argc, char** argv) try {
   }
   return 0;
 } catch (const std::exception& error) {
-  std::fprintf(stderr, "tcp_store_host: %s\n", error.what());
+  std::fprintf(stderr, "store_host: %s\n", error.what());
   return 1;
 }

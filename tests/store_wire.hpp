@@ -1,4 +1,4 @@
-// A store client that speaks the wire protocol (transport/tcp/framing.hpp)
+// A store client that speaks the wire protocol (store/protocol.hpp)
 // one step at a time, so a test can stop anywhere a hostile or broken client
 // would: after the hello, in the middle of a header, with a body promised and
 // never sent, with a wait parked and the connection dropped.
@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "transport/tcp/asio.hpp"
-#include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
+#include "store/asio.hpp"
+#include "store/protocol.hpp"
+#include "store/token_proof.hpp"
 
-namespace ringlab::tcp::testing {
+namespace ringlab::store::testing {
 
 class StoreWire {
  public:
@@ -138,4 +138,4 @@ class StoreWire {
   std::string job_token_;
 };
 
-}  // namespace ringlab::tcp::testing
+}  // namespace ringlab::store::testing

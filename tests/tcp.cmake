@@ -4,7 +4,6 @@ find_package(Boost 1.74 REQUIRED)
 ringlab_test(test_tcp
   test_tcp_framing.cpp
   test_tcp_environment.cpp
-  test_tcp_store.cpp
   test_tcp_transport.cpp
   test_tcp_collectives.cpp
   test_tcp_faults.cpp
@@ -13,7 +12,7 @@ ringlab_test(test_tcp
   test_tcp_blame.cpp
   LIBS ringlab_tcp ringlab_backends ringlab_primitives ringlab_launcher Boost::headers)
 set_tests_properties(test_tcp PROPERTIES DISABLED TRUE)
-foreach(suite framing environment store transport collectives faults rendezvous engine blame)
+foreach(suite framing environment transport collectives faults rendezvous engine blame)
   add_test(NAME test_tcp_${suite} COMMAND test_tcp --test-suite=tcp_${suite})
   set_tests_properties(test_tcp_${suite} PROPERTIES TIMEOUT 120)
 endforeach()

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/bench.hpp"
+#include "primitives/algorithms.hpp"
 #include "primitives/collectives.hpp"
 #include "primitives/process_group.hpp"
 #include "run_program.hpp"
@@ -115,6 +116,34 @@ TEST_CASE("one row per collective, in the enum's order, found by its name") {
   CHECK_THROWS_WITH_AS(parse_collective("allreduce"),
                        doctest::Contains("unknown collective 'allreduce': use one of broadcast"),
                        std::invalid_argument);
+}
+
+TEST_CASE("find_algorithm serves every table, scatter's and gather's apart though one type") {
+  // ScatterFn and GatherFn are one type; each table still gives its own functions.
+  // (Double parentheses: doctest cannot print a function pointer.)
+  CHECK((find_algorithm(scatter_algorithms(), Collective::Scatter, "binomial").run ==
+         &scatter_binomial));
+  CHECK((find_algorithm(gather_algorithms(), Collective::Gather, "binomial").run ==
+         &gather_binomial));
+  CHECK((find_algorithm(scatter_algorithms(), Collective::Scatter, "").run == &scatter_flat));
+  CHECK((find_algorithm(gather_algorithms(), Collective::Gather, "default").run == &gather_flat));
+  CHECK_THROWS_WITH_AS(find_algorithm(gather_algorithms(), Collective::Gather, "ring"),
+                       "unknown gather algorithm 'ring': use one of flat, binomial",
+                       std::invalid_argument);
+  // Every table's type: each name finds its own row.
+  const auto each_found = [](auto table, Collective c) {
+    CAPTURE(collective_name(c));
+    for (const auto& a : table) CHECK(&find_algorithm(table, c, a.name) == &a);
+  };
+  each_found(broadcast_algorithms(), Collective::Broadcast);
+  each_found(scatter_algorithms(), Collective::Scatter);
+  each_found(gather_algorithms(), Collective::Gather);
+  each_found(reduce_algorithms(), Collective::Reduce);
+  each_found(all_reduce_algorithms(), Collective::AllReduce);
+  each_found(all_gather_algorithms(), Collective::AllGather);
+  each_found(reduce_scatter_algorithms(), Collective::ReduceScatter);
+  each_found(all_to_all_algorithms(), Collective::AllToAll);
+  each_found(barrier_algorithms(), Collective::Barrier);
 }
 
 TEST_CASE("every row's bus factor is nccl-tests' closed form") {

@@ -20,11 +20,14 @@
 #include <vector>
 
 #include "launcher/launcher.hpp"
+#include "store/protocol.hpp"
+#include "store/token_proof.hpp"
 #include "store_wire.hpp"
 #include "test_tcp_util.hpp"
 #include "transport/tcp/framing.hpp"
 
 using namespace ringlab;
+using namespace ringlab::store;
 using namespace ringlab::tcp;
 using namespace ringlab::tcp::testing;
 using namespace std::chrono_literals;
@@ -33,7 +36,7 @@ namespace {
 
 using Variables = std::map<std::string, std::string>;
 
-Rendezvous rank_of(int world, int rank, int port, const std::string& token) {
+WorldSpec rank_of(int world, int rank, int port, const std::string& token) {
   Variables variables{{"MASTER_ADDR", "127.0.0.1"},    {"MASTER_PORT", std::to_string(port)},
                       {"RANK", std::to_string(rank)},  {"WORLD_SIZE", std::to_string(world)},
                       {"RINGLAB_TIMEOUT_MS", "10000"}, {"RINGLAB_HANDSHAKE_TIMEOUT_MS", "500"}};
@@ -53,7 +56,7 @@ struct Outcome {
     return "[" + std::to_string(result[0]) + ", " + std::to_string(result[1]) + "]";
   }
 };
-Outcome all_reduce_rank(const Rendezvous& r, std::int64_t a, std::int64_t b) {
+Outcome all_reduce_rank(const WorldSpec& r, std::int64_t a, std::int64_t b) {
   Outcome outcome;
   try {
     ProcessGroup pg(connect(r));
@@ -220,7 +223,7 @@ TEST_SUITE("job_token") {
     // answers rank 1's hello with a hello_ack whose proof is made up.
     LogCapture log;
     const std::string token = "job-C-0d44e1";
-    Rendezvous r1 = rank_of(2, 1, free_port(), token);
+    WorldSpec r1 = rank_of(2, 1, free_port(), token);
     r1.timeout = 1500ms;
     StoreServer server("127.0.0.1", r1.master_port, 2s, {}, token);
     boost::asio::io_context io;
@@ -289,7 +292,7 @@ TEST_SUITE("job_token") {
   }
 
   TEST_CASE("binding beyond loopback needs a token") {
-    Rendezvous r = rank_of(1, 0, free_port(), "");
+    WorldSpec r = rank_of(1, 0, free_port(), "");
     r.bind_addr = "0.0.0.0";
     CHECK_THROWS_WITH_AS(connect(r),
                          "rank 0: RINGLAB_BIND_ADDR=0.0.0.0 opens this job to other machines, "

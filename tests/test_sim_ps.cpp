@@ -99,9 +99,9 @@ TEST_CASE("servers update exactly the pushed keys; pulls see the new values") {
 
 TEST_CASE("it runs unchanged on the in-process transport (threads)") {
   PsScenario s = small_scenario();
-  s.engine = Engine::Threads;
+  s.execution = RankExecution::Threads;
   const Run threads = simulate_parameter_server(s);
-  s.engine = Engine::Fibers;
+  s.execution = RankExecution::Fibers;
   const Run fibers = simulate_parameter_server(s);
   CHECK(threads.messages.size() == fibers.messages.size());
   CHECK(threads.steps == fibers.steps);

@@ -28,14 +28,14 @@ int floor_log2(int p) {
 bool pow2(int p) { return (p & (p - 1)) == 0; }
 
 Run run_of(Collective c, const std::string& algorithm, int P, std::size_t n, int root = 0,
-           Engine engine = Engine::Fibers, ReduceOp op = ReduceOp::SUM) {
+           RankExecution execution = RankExecution::Fibers, ReduceOp op = ReduceOp::SUM) {
   Scenario s;
   s.collective = c;
   s.algorithm = algorithm;
   s.ranks = P;
   s.count = n;
   s.root = root;
-  s.engine = engine;
+  s.execution = execution;
   s.op = op;
   return simulate(s);
 }
@@ -332,7 +332,7 @@ TEST_CASE("the record is the same whatever the scheduling") {
     CAPTURE(k.algorithm);
     const std::string reference = fingerprint(run_of(k.c, k.algorithm, k.P, 9, 1));
     // Threads: every run interleaves differently.
-    for (int i = 0; i < 25; ++i) CHECK(fingerprint(run_of(k.c, k.algorithm, k.P, 9, 1, Engine::Threads)) == reference);
+    for (int i = 0; i < 25; ++i) CHECK(fingerprint(run_of(k.c, k.algorithm, k.P, 9, 1, RankExecution::Threads)) == reference);
   }
 }
 

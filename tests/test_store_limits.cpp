@@ -17,12 +17,13 @@
 #include <vector>
 
 #include "child_store.hpp"
+#include "store/store.hpp"
+#include "store_util.hpp"
 #include "store_wire.hpp"
-#include "test_tcp_util.hpp"
 
 using namespace ringlab;
-using namespace ringlab::tcp;
-using namespace ringlab::tcp::testing;
+using namespace ringlab::store;
+using namespace ringlab::store::testing;
 using namespace std::chrono_literals;
 
 namespace {

@@ -20,6 +20,7 @@
 #include "test_tcp_util.hpp"
 
 using namespace ringlab;
+using namespace ringlab::store;
 using namespace ringlab::tcp;
 using namespace ringlab::tcp::testing;
 using namespace std::chrono_literals;
@@ -74,7 +75,7 @@ void child(int world, int rank, int port, Duration timeout, int frozen, FreezeAt
     if (rank == start.late) std::this_thread::sleep_for(300ms);
     ProcessGroupOptions options;
     options.timeout = timeout;
-    Rendezvous r = local_rendezvous(world, rank, port, timeout);
+    WorldSpec r = local_rendezvous(world, rank, port, timeout);
     r.report_interval = Duration::zero();
     ProcessGroup pg(connect(r), options);
     for (int i = 0; i < 4; ++i) {

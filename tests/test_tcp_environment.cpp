@@ -16,7 +16,7 @@ using namespace ringlab::tcp;
 using namespace std::chrono_literals;
 
 namespace {
-Rendezvous read(const std::map<std::string, std::string>& variables) {
+WorldSpec read(const std::map<std::string, std::string>& variables) {
   return from_environment([&](const char* name) -> const char* {
     auto it = variables.find(name);
     return it == variables.end() ? nullptr : it->second.c_str();
@@ -48,7 +48,7 @@ std::map<std::string, std::string> without(std::map<std::string, std::string> ba
 TEST_SUITE("tcp_environment") {
 
 TEST_CASE("torchrun's variables") {
-  const Rendezvous r = read(kTorchrun);
+  const WorldSpec r = read(kTorchrun);
   CHECK(r.master_addr == "10.1.2.3");
   CHECK(r.master_port == 29501);
   CHECK(r.rank == 2);
@@ -59,7 +59,7 @@ TEST_CASE("torchrun's variables") {
 }
 
 TEST_CASE("MASTER_ADDR defaults to loopback; LOCAL_RANK to 0") {
-  const Rendezvous r = read(without(without(kTorchrun, "MASTER_ADDR"), "LOCAL_RANK"));
+  const WorldSpec r = read(without(without(kTorchrun, "MASTER_ADDR"), "LOCAL_RANK"));
   CHECK(r.master_addr == "127.0.0.1");
   CHECK(r.local_rank == 0);
 }
@@ -67,7 +67,7 @@ TEST_CASE("MASTER_ADDR defaults to loopback; LOCAL_RANK to 0") {
 TEST_CASE("Slurm's and Open MPI's names when torchrun's are absent; torchrun's win") {
   const std::map<std::string, std::string> slurm = {
       {"MASTER_PORT", "29500"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "8"}, {"SLURM_LOCALID", "1"}};
-  Rendezvous r = read(slurm);
+  WorldSpec r = read(slurm);
   CHECK(r.rank == 3);
   CHECK(r.world_size == 8);
   CHECK(r.local_rank == 1);
@@ -85,7 +85,7 @@ TEST_CASE("Slurm's and Open MPI's names when torchrun's are absent; torchrun's w
 }
 
 TEST_CASE("ringlab's own variables") {
-  const Rendezvous r = read(with(kTorchrun, {{"RINGLAB_BIND_ADDR", "0.0.0.0"},
+  const WorldSpec r = read(with(kTorchrun, {{"RINGLAB_BIND_ADDR", "0.0.0.0"},
                                              {"RINGLAB_TIMEOUT_MS", "1500"},
                                              {"RINGLAB_HANDSHAKE_TIMEOUT_MS", "250"}}));
   CHECK(r.bind_addr == "0.0.0.0");

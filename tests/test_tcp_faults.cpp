@@ -18,6 +18,7 @@
 #include "transport/tcp/framing.hpp"
 
 using namespace ringlab;
+using namespace ringlab::store;
 using namespace ringlab::tcp;
 using namespace ringlab::tcp::testing;
 using namespace std::chrono_literals;

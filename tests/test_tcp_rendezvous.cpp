@@ -12,12 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "store/token_proof.hpp"
 #include "test_tcp_util.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
 #include "transport/tcp/wait_report.hpp"
 
 using namespace ringlab;
+using namespace ringlab::store;
 using namespace ringlab::tcp;
 using namespace ringlab::tcp::testing;
 using namespace std::chrono_literals;
@@ -51,7 +52,7 @@ std::vector<std::string> rendezvous(int world, const std::vector<int>& ranks,
   for (std::size_t i = 0; i < ranks.size(); ++i)
     threads.emplace_back([&, i] {
       std::this_thread::sleep_for(delays[i]);
-      Rendezvous r = local_rendezvous(world, ranks[i], port, timeout);
+      WorldSpec r = local_rendezvous(world, ranks[i], port, timeout);
       r.report_interval = report_interval;
       try {
         connect(r);
@@ -160,7 +161,7 @@ TEST_SUITE("tcp_rendezvous") {
     const auto start = Clock::now();
     std::string rank0_error = "not run";
     std::thread rank0([&] {
-      Rendezvous r = local_rendezvous(2, 0, port, 5s);
+      WorldSpec r = local_rendezvous(2, 0, port, 5s);
       r.report_interval = 200ms;
       try {
         connect(r);
@@ -239,7 +240,7 @@ TEST_SUITE("tcp_rendezvous") {
             said[static_cast<std::size_t>(t.rank())] = t.prefers_fewer_messages() ? 1 : 0;
           },
           10s,
-          [&](Rendezvous& r) {
+          [&](WorldSpec& r) {
             r.processors = world.processors[static_cast<std::size_t>(r.rank)];
           });
       CHECK(first_error(errors) == "");

@@ -256,7 +256,7 @@ Scenario scenario_of(const SimCommand& c, Collective collective, std::size_t cou
   s.dtype = parse_dtype(c.dtype);
   s.op = parse_op(c.redop);
   s.root = c.root;
-  s.engine = c.engine == "threads" ? Engine::Threads : Engine::Fibers;
+  s.execution = c.engine == "threads" ? RankExecution::Threads : RankExecution::Fibers;
   return s;
 }
 
@@ -474,7 +474,7 @@ void run_sim_command(SimCommand& c) {
     if (c.bench) s.values = ValueMode::Off;  // what the benchmark measures: the record itself
     return run_recorded(c, s, model, show);
   }
-  if (s.engine == Engine::Threads)
+  if (s.execution == RankExecution::Threads)
     throw std::invalid_argument(
         "--engine threads runs the recorded path: add --steps or --path recorded");
   const auto start = std::chrono::steady_clock::now();

@@ -34,16 +34,19 @@ fi
 
 if ((sanitize)); then
   bash tools/deps.sh
-  # The transports, the store, the rendezvous and the launcher: what faces
+  # The store, the transports, the rendezvous and the launcher: what faces
   # the network and other processes. Left out, and why: the simulator's
   # fibers (ucontext stacks that ASan is not told about; test_transport_fibers)
   # and the GUI (Debian's imgui, not this project's code); the programs that
   # need the whole `ringlab` command are run by the main suite only, to keep
   # this build small.
-  targets=(test_tcp test_store_limits tcp_store_host test_job_token test_launch test_launch_blame
-           test_launch_rendezvous test_transport_inproc test_transport_tcp own_ranks test_own_ranks)
-  tests='^(test_tcp_(framing|environment|store|transport|collectives|faults|rendezvous|engine|blame)|test_store_limits|test_job_token|test_launch|test_launch_blame'
-  tests+='|test_launch_rendezvous|test_transport_inproc|test_transport_tcp|test_own_ranks)$'
+  targets=(test_store test_store_limits store_host test_tcp test_job_token test_launch
+           test_launch_blame test_launch_rendezvous test_transport_inproc test_transport_tcp
+           own_ranks test_own_ranks)
+  tests='^(test_store_(client|protocol|limits)|test_job_token'
+  tests+='|test_tcp_(framing|environment|transport|collectives|faults|rendezvous|engine|blame)'
+  tests+='|test_launch|test_launch_blame|test_launch_rendezvous|test_transport_inproc'
+  tests+='|test_transport_tcp|test_own_ranks)$'
   cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGLAB_SANITIZE=ON \
     >/dev/null
   cmake --build build-sanitize -j"$(nproc)" --target "${targets[@]}"

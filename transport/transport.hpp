@@ -42,12 +42,12 @@
 #include <string_view>
 #include <utility>
 
+#include "ops/comm_error.hpp"  // Duration, kDefaultTimeout, CommError, TimeoutError
 #include "ops/dtype.hpp"
 #include "ops/reduce_op.hpp"
 
 namespace ringlab {
 
-using Duration = std::chrono::milliseconds;
 using Tag = std::uint64_t;
 // Reserved for the transport's own setup messages (the TCP ranks' agreement,
 // transport/tcp/crowding.hpp): a collective sequence number no Comm reaches.
@@ -55,18 +55,6 @@ inline constexpr Tag kSetupTag = ~Tag{0};
 using MutBytes = std::span<std::byte>;
 using ConstBytes = std::span<const std::byte>;
 
-inline constexpr Duration kDefaultTimeout = std::chrono::seconds(30);
-
-// Any communication failure. The message always names the ranks involved.
-class CommError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-// A wait ran out of time.
-class TimeoutError : public CommError {
- public:
-  using CommError::CommError;
-};
 // A peer is gone (its process died, its connection closed, its thread failed).
 class PeerError : public CommError {
  public:

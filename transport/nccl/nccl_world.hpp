@@ -1,7 +1,7 @@
 // Ranks as threads of this process, one GPU each (rank r on GPU r): the NCCL
 // counterpart of run_world (transport/inproc.hpp). The ncclUniqueId is made
-// once and handed to every thread in memory; processes use the TCP store
-// instead (store_rendezvous.hpp).
+// once and handed to every thread in memory; processes use the rendezvous
+// store instead (store_rendezvous.hpp).
 #pragma once
 
 #include <functional>

@@ -6,7 +6,7 @@
 
 namespace ringlab::nccl {
 
-ncclUniqueId exchange_unique_id(tcp::Store& store, int rank, const std::string& key,
+ncclUniqueId exchange_unique_id(store::Store& store, int rank, const std::string& key,
                                 Duration timeout) {
   if (rank == 0) {
     const ncclUniqueId id = make_unique_id();
@@ -16,27 +16,24 @@ ncclUniqueId exchange_unique_id(tcp::Store& store, int rank, const std::string& 
   return decode_unique_id(store.get(key, timeout));
 }
 
-NcclProcess connect(const tcp::Rendezvous& rendezvous) {
+void require_gpu(const ProcessRank& me) {
   std::string why;
   const int gpus = visible_gpu_count(&why);
-  if (rendezvous.local_rank < 0 || rendezvous.local_rank >= gpus)
+  if (me.local_rank < 0 || me.local_rank >= gpus)
     throw std::invalid_argument(
-        "rank " + std::to_string(rendezvous.rank) + ": the nccl backend runs one rank per GPU; " +
-        "LOCAL_RANK=" + std::to_string(rendezvous.local_rank) + " needs GPU " +
-        std::to_string(rendezvous.local_rank) + " but this machine shows " +
+        "rank " + std::to_string(me.rank) + ": the nccl backend runs one rank per GPU; " +
+        "LOCAL_RANK=" + std::to_string(me.local_rank) + " needs GPU " +
+        std::to_string(me.local_rank) + " but this machine shows " +
         (gpus < 0 ? "no GPU (" + why + ")" : std::to_string(gpus) + " GPUs") +
         ": start at most as many ranks per machine as it has GPUs");
-  NcclProcess process;
-  process.tcp = tcp::connect(rendezvous);
-  const std::string key = "ringlab/nccl/" + std::to_string(process.tcp->job_id()) + "/unique_id";
-  const ncclUniqueId id =
-      exchange_unique_id(process.tcp->store(), rendezvous.rank, key, rendezvous.timeout);
-  check_cuda(cudaSetDevice(rendezvous.local_rank), rendezvous.rank, "cudaSetDevice");
-  process.communicator = std::make_shared<NcclCommunicator>(
-      id, rendezvous.rank, rendezvous.world_size, rendezvous.local_rank, rendezvous.timeout);
-  return process;
 }
 
-NcclProcess connect_from_environment() { return nccl::connect(tcp::from_environment()); }
+std::shared_ptr<NcclCommunicator> join_through_store(store::Store& store, const std::string& key,
+                                                     const ProcessRank& me) {
+  const ncclUniqueId id = exchange_unique_id(store, me.rank, key, me.timeout);
+  check_cuda(cudaSetDevice(me.local_rank), me.rank, "cudaSetDevice");
+  return std::make_shared<NcclCommunicator>(id, me.rank, me.world_size, me.local_rank,
+                                            me.timeout);
+}
 
 }  // namespace ringlab::nccl

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "transport/tcp/asio.hpp"
+#include "store/asio.hpp"
 #include "transport/tcp/engine.hpp"
 
 namespace ringlab::tcp {

@@ -36,7 +36,7 @@
 
 #include <poll.h>
 
-#include "transport/tcp/asio.hpp"
+#include "store/asio.hpp"
 #include <chrono>
 #include <condition_variable>
 #include <deque>

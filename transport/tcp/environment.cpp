@@ -59,12 +59,12 @@ Duration parse_milliseconds(const Found& found) {
 
 }  // namespace
 
-Rendezvous from_environment() {
+WorldSpec from_environment() {
   return from_environment([](const char* name) { return std::getenv(name); });
 }
 
-Rendezvous from_environment(const EnvironmentLookup& lookup) {
-  Rendezvous r;
+WorldSpec from_environment(const EnvironmentLookup& lookup) {
+  WorldSpec r;
 
   const auto world = first_of(lookup, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"});
   if (!world)

@@ -1,9 +1,8 @@
-// Wire formats of the TCP backend, all in one place. Every integer is
-// little-endian; every message starts with a 4-byte magic and a 2-byte
+// Wire format of the TCP transport: what ranks send each other. Every integer
+// is little-endian; every message starts with a 4-byte magic and a 2-byte
 // version, so a stray or garbled byte stream is recognised at its first bytes.
 //
-// 1. Transport frame: what ranks send each other. A 32-byte header, then
-//    `length` payload bytes.
+// A transport frame is a 32-byte header, then `length` payload bytes.
 //
 //      offset size  field
 //      0      4     magic   "RLTF"
@@ -19,7 +18,7 @@
 //    handshake is three frames: hello from the connecting (higher) rank,
 //    hello_ack from the accepting (lower) rank, then a second hello; a
 //    connection is used only if both agree on every field and each proved it
-//    knows the job token (transport/tcp/job_token.hpp).
+//    knows the job token (store/token_proof.hpp).
 //
 //      0      4     world_size (uint32)
 //      4      4     destination rank the sender believes it talks to (int32)
@@ -57,30 +56,8 @@
 //      0      4     the rank waited for (int32), -1: none
 //      4      4     flags (uint32): bit 0 = asking; the other bits 0
 //
-// 2. Store request / reply: a 24-byte header, then `body_length` body bytes.
-//    The body is a sequence of strings (the arguments / results), each a
-//    4-byte length followed by its bytes, filling the body exactly.
-//
-//      offset size  field
-//      0      4     magic   "RLSQ" (request) / "RLSR" (reply)
-//      4      2     version kStoreVersion
-//      6      2     request: op (StoreOp); reply: status (StoreStatus)
-//      8      4     body_length (<= kMaxStoreBody)
-//      12     4     reserved, 0
-//      16     8     number (int64): add's delta, get/wait's timeout in ms;
-//                   in replies add's result, num_keys, check/delete's answer
-//
-//    The first request on a store connection must be `hello` (one string: the
-//    client's 16-byte nonce), sent within the server's handshake timeout. Its
-//    reply carries the server's nonce and proof (HMAC-SHA256(token, "ringlab
-//    store server" ‖ 0 ‖ client nonce ‖ server nonce)); the client checks it
-//    and sends `auth` (one string: its proof, the same with "ringlab store
-//    client"); the server answers ok, or error and closes. Nothing else is
-//    served before that. Reply statuses: ok, timeout
-//    (a get/wait's keys did not come in time: the missing keys), error (the
-//    request was refused: why), closing (sent unasked, or instead of the
-//    answer to a request that crossed it: the server closes this connection,
-//    which was idle, and ran no request; the client reconnects).
+// The store's requests and replies have a format of their own
+// (store/protocol.hpp).
 #pragma once
 
 #include <array>
@@ -92,6 +69,8 @@
 #include <string_view>
 #include <vector>
 
+#include "store/bytes.hpp"
+#include "store/token_proof.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab::tcp {
@@ -143,8 +122,9 @@ struct FrameDecode {
 };
 FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> bytes);
 
-inline constexpr std::size_t kNonceBytes = 16;
-inline constexpr std::size_t kProofBytes = 32;
+// The handshake's challenges and proofs are the job token's (store/token_proof.hpp).
+using store::kNonceBytes;
+using store::kProofBytes;
 
 struct Hello {
   std::uint32_t world_size = 0;
@@ -174,50 +154,7 @@ std::vector<std::byte> encode_waiting(const Waiting& waiting);
 // nullopt unless the payload is kWaitingBytes long with no unknown flag.
 std::optional<Waiting> decode_waiting(std::span<const std::byte> payload);
 
-// ---- store messages ----------------------------------------------------------
-
-inline constexpr std::size_t kStoreHeaderBytes = 24;
-inline constexpr std::uint16_t kStoreVersion = 3;
-inline constexpr std::uint32_t kMaxStoreBody = 64u << 20;
-
-enum class StoreOp : std::uint16_t {
-  Hello = 1,
-  Set = 2,         // key, value
-  Get = 3,         // key; number = timeout ms; waits for the key
-  Add = 4,         // key; number = delta
-  Wait = 5,        // keys...; number = timeout ms
-  CompareSet = 6,  // key, expected, desired
-  Check = 7,       // keys...
-  Delete = 8,      // key
-  NumKeys = 9,
-  Auth = 10,       // proof (after hello's reply)
-};
-enum class StoreStatus : std::uint16_t { Ok = 0, Timeout = 1, Error = 2, Closing = 3 };
-
-struct StoreHeader {
-  bool request = true;       // RLSQ vs RLSR
-  std::uint16_t code = 0;    // StoreOp or StoreStatus
-  std::uint32_t body_length = 0;
-  std::int64_t number = 0;
-};
-using StoreHeaderBytes = std::array<std::byte, kStoreHeaderBytes>;
-
-StoreHeaderBytes encode_store_header(const StoreHeader& header);
-struct StoreDecode {
-  std::optional<StoreHeader> header;
-  std::string error;
-};
-// expect_request: a server decodes requests, a client replies.
-StoreDecode decode_store_header(std::span<const std::byte, kStoreHeaderBytes> bytes,
-                                bool expect_request);
-
-// Strings <-> body. decode fails (nullopt) unless the strings fill the body exactly.
-std::vector<std::byte> encode_strings(const std::vector<std::string_view>& strings);
-std::optional<std::vector<std::string>> decode_strings(std::span<const std::byte> body);
-
-const char* store_op_name(std::uint16_t op);
-
-// "52 4c 54 46" for error messages about garbage.
-std::string hex_bytes(std::span<const std::byte> bytes);
+// "52 4c 54 46" for error messages about garbage (store/bytes.hpp).
+using store::hex_bytes;
 
 }  // namespace ringlab::tcp

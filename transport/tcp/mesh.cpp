@@ -7,13 +7,25 @@
 #include <cstring>
 #include <exception>
 
+#include "store/log.hpp"
+#include "store/token_proof.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
-#include "transport/tcp/log.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
 
 namespace ringlab::tcp {
+
+// Each side proves it knows the job token as the store's clients do
+// (store/token_proof.hpp), with labels of its own; rejections go to the
+// store's log.
+using store::fresh_nonce;
+using store::kAcceptingRankProof;
+using store::kConnectingRankProof;
+using store::log_line;
+using store::Nonce;
+using store::Proof;
+using store::prove;
+using store::same_proof;
 
 namespace {
 
@@ -83,7 +95,7 @@ std::string check_handshake(std::span<const std::byte, kHandshakeBytes> bytes,
 
 class Mesh::Impl {
  public:
-  Impl(const Rendezvous& r, std::uint64_t job, Clock::time_point deadline, WaitReport* report)
+  Impl(const WorldSpec& r, std::uint64_t job, Clock::time_point deadline, WaitReport* report)
       : r_(r),
         job_(job),
         deadline_(deadline),
@@ -518,7 +530,7 @@ class Mesh::Impl {
     outgoing_.clear();
   }
 
-  const Rendezvous& r_;
+  const WorldSpec& r_;
   std::uint64_t job_;
   Clock::time_point deadline_;
   WaitReport* report_;
@@ -538,7 +550,7 @@ class Mesh::Impl {
   std::exception_ptr escaped_;  // from a coroutine: run() rethrows it
 };
 
-Mesh::Mesh(const Rendezvous& r, std::uint64_t job_id, Clock::time_point deadline,
+Mesh::Mesh(const WorldSpec& r, std::uint64_t job_id, Clock::time_point deadline,
            WaitReport* report)
     : impl_(std::make_unique<Impl>(r, job_id, deadline, report)) {}
 Mesh::~Mesh() = default;

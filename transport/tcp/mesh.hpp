@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "transport/tcp/asio.hpp"
+#include "store/asio.hpp"
 #include "transport/tcp/tcp.hpp"
 #include "transport/tcp/wait_report.hpp"
 
@@ -30,7 +30,7 @@ class Mesh {
   // Starts listening on an ephemeral port at r.bind_addr (throws CommError if
   // it cannot). While run() waits, `report` (if not null) is told which
   // ranks have not connected to this one yet.
-  Mesh(const Rendezvous& r, std::uint64_t job_id, std::chrono::steady_clock::time_point deadline,
+  Mesh(const WorldSpec& r, std::uint64_t job_id, std::chrono::steady_clock::time_point deadline,
        WaitReport* report = nullptr);
   ~Mesh();
   int port() const;

@@ -1,4 +1,4 @@
-// connect(): from a Rendezvous to a connected
+// connect(): from a WorldSpec to a connected
 // TcpTransport.
 //
 //  1. Rank 0 starts the store server at bind_addr:master_port; every rank
@@ -36,10 +36,10 @@
 #include <sstream>
 #include <thread>
 
-#include "transport/tcp/asio.hpp"
+#include "store/asio.hpp"
+#include "store/log.hpp"
 #include "transport/tcp/crowding.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/log.hpp"
 #include "transport/tcp/mesh.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
@@ -47,6 +47,16 @@
 #include "transport/tcp/wait_report.hpp"
 
 namespace ringlab::tcp {
+
+// The ranks meet through the rendezvous store (store/store.hpp), and tell the
+// operator through its log.
+using store::log_line;
+using store::Store;
+using store::StoreLimits;
+using store::StoreLostError;
+using store::StoreServer;
+using store::StoreTimeoutError;
+using store::WrongStoreError;
 
 namespace {
 
@@ -61,7 +71,7 @@ std::uint64_t fresh_job_id() {
 }
 
 // The address the other ranks should use to reach this rank's listener.
-std::string advertised_host(const Rendezvous& r) {
+std::string advertised_host(const WorldSpec& r) {
   ErrorCode error;
   const auto bind = asio::ip::make_address(r.bind_addr, error);
   if (error || !bind.is_unspecified()) return r.bind_addr;
@@ -78,15 +88,15 @@ std::string advertised_host(const Rendezvous& r) {
   }
 }
 
-void check_rendezvous(const Rendezvous& r) {
+void check_rendezvous(const WorldSpec& r) {
   if (r.world_size < 1 || r.world_size > kMaxWorldSize)
-    throw std::invalid_argument("Rendezvous.world_size = " + std::to_string(r.world_size) +
+    throw std::invalid_argument("WorldSpec.world_size = " + std::to_string(r.world_size) +
                                 ": set WORLD_SIZE to the number of processes (1 to " +
                                 std::to_string(kMaxWorldSize) + ")");
   for (const auto& [name, limit] :
        {std::pair{"timeout", r.timeout}, std::pair{"handshake_timeout", r.handshake_timeout}})
     if (limit <= Duration::zero() || limit > kMaxTimeout)
-      throw std::invalid_argument("Rendezvous." + std::string(name) + " = " +
+      throw std::invalid_argument("WorldSpec." + std::string(name) + " = " +
                                   std::to_string(limit.count()) + " ms: use 1 to " +
                                   std::to_string(kMaxTimeout.count()) + " ms");
   if (r.rank < 0 || r.rank >= r.world_size)
@@ -119,7 +129,7 @@ constexpr auto kEndWatchInterval = std::chrono::milliseconds(20);
 // Step 5 on rank 0: waits until every other rank is done, watching the
 // connections (sockets[q] to rank q). Throws naming the rank at fault, after
 // telling the others.
-void wait_until_all_done(const Rendezvous& r, Store& store, Clock::time_point deadline,
+void wait_until_all_done(const WorldSpec& r, Store& store, Clock::time_point deadline,
                          WaitReport& report, std::vector<asio::ip::tcp::socket>& sockets) {
   const std::string me = "rank " + std::to_string(r.rank);
   std::vector<std::string> done_keys;
@@ -211,12 +221,12 @@ bool store_answers(Store& store, Duration patience) {
   return true;
 }
 
-std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
+std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                                             std::unique_ptr<TcpTransport::Impl>& impl);
 
 }  // namespace
 
-std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
+std::shared_ptr<TcpTransport> connect(const WorldSpec& r) {
   check_rendezvous(r);
   const std::string me = "rank " + std::to_string(r.rank);
   auto impl = std::make_unique<TcpTransport::Impl>();
@@ -237,7 +247,7 @@ std::shared_ptr<TcpTransport> connect(const Rendezvous& r) {
 
 namespace {
 
-std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
+std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                                             std::unique_ptr<TcpTransport::Impl>& impl) {
   const auto deadline = Clock::now() + r.timeout;
   const std::string me = "rank " + std::to_string(r.rank);

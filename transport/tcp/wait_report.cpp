@@ -2,9 +2,11 @@
 
 #include <sstream>
 
-#include "transport/tcp/log.hpp"
+#include "store/log.hpp"
 
 namespace ringlab::tcp {
+
+using store::log_line;
 
 std::string list_ranks(const std::vector<int>& ranks) {
   // Runs of consecutive ranks, as [first, last].

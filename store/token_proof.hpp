@@ -1,4 +1,4 @@
-// Proof of the job's secret (Rendezvous::job_token) without sending it: each
+// Proof of the job's secret (RINGLAB_JOB_TOKEN) without sending it: each
 // side of a store connection and of a rank-to-rank handshake sends a fresh
 // random nonce, and answers the other's with HMAC-SHA256(token, label ‖
 // nonces ‖ what the two agree on). A label per role (the store, its client,
@@ -14,9 +14,10 @@
 #include <span>
 #include <string_view>
 
-#include "transport/tcp/framing.hpp"
+namespace ringlab::store {
 
-namespace ringlab::tcp {
+inline constexpr std::size_t kNonceBytes = 16;
+inline constexpr std::size_t kProofBytes = 32;
 
 using Nonce = std::array<std::byte, kNonceBytes>;
 using Proof = std::array<std::byte, kProofBytes>;
@@ -37,4 +38,4 @@ Proof prove(std::string_view token, std::string_view label,
 // Compares in constant time (CRYPTO_memcmp).
 bool same_proof(std::span<const std::byte> a, std::span<const std::byte> b);
 
-}  // namespace ringlab::tcp
+}  // namespace ringlab::store

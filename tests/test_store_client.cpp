@@ -11,15 +11,16 @@
 #include <limits>
 #include <thread>
 
-#include "test_tcp_util.hpp"
-#include "transport/tcp/framing.hpp"
+#include "store/protocol.hpp"
+#include "store/store.hpp"
+#include "store_util.hpp"
 
 using namespace ringlab;
-using namespace ringlab::tcp;
-using namespace ringlab::tcp::testing;
+using namespace ringlab::store;
+using namespace ringlab::store::testing;
 using namespace std::chrono_literals;
 
-TEST_SUITE("tcp_store") {
+TEST_SUITE("store_client") {
 
 TEST_CASE("set, get, add, check, delete, num_keys") {
   StoreServer server("127.0.0.1", 0);

@@ -2,7 +2,7 @@
 // on one background thread running a Boost.Asio io_context.
 //
 // Each connection is a Session, a coroutine that reads top to bottom: the
-// hello and the proofs of the job token (job_token.hpp: the store proves it
+// hello and the proofs of the job token (token_proof.hpp: the store proves it
 // knows the token, then the client; nothing is served to a client that has
 // not), then one request after another, each answered before the next is
 // read. A get/wait on missing keys parks the session until the keys appear
@@ -40,14 +40,14 @@
 #include <optional>
 #include <thread>
 
-#include "transport/tcp/asio.hpp"
-#include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
-#include "transport/tcp/log.hpp"
-#include "transport/tcp/socket_util.hpp"
-#include "transport/tcp/tcp.hpp"
+#include "store/asio.hpp"
+#include "store/log.hpp"
+#include "store/protocol.hpp"
+#include "store/socket_util.hpp"
+#include "store/store.hpp"
+#include "store/token_proof.hpp"
 
-namespace ringlab::tcp {
+namespace ringlab::store {
 
 namespace {
 
@@ -951,4 +951,4 @@ StoreServer::StoreServer(const std::string& bind_addr, int port, Duration handsh
 StoreServer::~StoreServer() = default;
 int StoreServer::port() const { return impl_->port(); }
 
-}  // namespace ringlab::tcp
+}  // namespace ringlab::store

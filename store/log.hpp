@@ -1,14 +1,16 @@
 // One line to stderr per event worth telling the operator about (a rejected
-// stray connection, a garbled store request). Tests swap the sink to check
-// that the line was written.
+// stray connection, a garbled store request), from the store and from the TCP
+// transport's rendezvous. Tests swap the sink to check that the line was
+// written.
 #pragma once
 
 #include <functional>
 #include <string>
 
-namespace ringlab::tcp {
+namespace ringlab::store {
 
-// Writes "ringlab tcp: <line>\n" to stderr (or to the sink set below).
+// Writes "ringlab tcp: <line>\n" to stderr (or to the sink set below); the
+// store's lines too, as they read since the store was part of the TCP backend.
 void log_line(const std::string& line);
 
 // Replaces where log lines go; an empty function restores stderr. Returns the
@@ -16,4 +18,4 @@ void log_line(const std::string& line);
 using LogSink = std::function<void(const std::string& line)>;
 LogSink set_log_sink(LogSink sink);
 
-}  // namespace ringlab::tcp
+}  // namespace ringlab::store

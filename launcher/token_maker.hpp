@@ -1,10 +1,11 @@
-// The job token a launch hands its ranks.
+// Makes the job token a launch hands its ranks (store/token_proof.hpp is
+// where ranks prove they know it).
 //
 // Every rank of a job proves to the store and to the others that it knows the
-// job's secret, RINGLAB_JOB_TOKEN (transport/tcp/tcp.hpp). A launch of a
-// single node makes one for its ranks, unless one was given; the nodes of a
-// multi-node job must be given the same one (no node can hand its own to the
-// others), and their ranks say so if it is missing.
+// job's secret, RINGLAB_JOB_TOKEN. A launch of a single node makes one for its
+// ranks, unless one was given; the nodes of a multi-node job must be given the
+// same one (no node can hand its own to the others), and their ranks say so
+// if it is missing.
 #pragma once
 
 #include <string>

@@ -3,7 +3,7 @@
 // rank 0 may start after the others; what stopped the last attempt (refused,
 // reset, no answer to hello) is what the final error reports. The hello is
 // a challenge: the store must prove it knows the job token, then the client
-// does (job_token.hpp). A server that is not a ringlab store, or a store that
+// does (token_proof.hpp). A server that is not a ringlab store, or a store that
 // does not know the token (another job's), fails at once, saying so. A get/wait
 // sends its timeout to the server, which answers "timeout" itself, so the
 // connection stays in step; the client still gives up a little after that in
@@ -18,12 +18,12 @@
 #include <mutex>
 #include <thread>
 
-#include "transport/tcp/framing.hpp"
-#include "transport/tcp/job_token.hpp"
-#include "transport/tcp/socket_util.hpp"
-#include "transport/tcp/tcp.hpp"
+#include "store/protocol.hpp"
+#include "store/socket_util.hpp"
+#include "store/store.hpp"
+#include "store/token_proof.hpp"
 
-namespace ringlab::tcp {
+namespace ringlab::store {
 
 namespace {
 // How long past a request's own timeout the client waits for the server's
@@ -330,4 +330,4 @@ bool Store::connection_closed() {
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-}  // namespace ringlab::tcp
+}  // namespace ringlab::store

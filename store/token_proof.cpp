@@ -1,5 +1,5 @@
-// The proofs of job_token.hpp, on OpenSSL's HMAC and random generator.
-#include "transport/tcp/job_token.hpp"
+// The proofs of token_proof.hpp, on OpenSSL's HMAC and random generator.
+#include "store/token_proof.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -8,7 +8,9 @@
 
 #include <vector>
 
-namespace ringlab::tcp {
+#include "ops/comm_error.hpp"
+
+namespace ringlab::store {
 
 Nonce fresh_nonce() {
   Nonce nonce{};
@@ -43,4 +45,4 @@ bool same_proof(std::span<const std::byte> a, std::span<const std::byte> b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-}  // namespace ringlab::tcp
+}  // namespace ringlab::store

@@ -1,4 +1,4 @@
-#include "launcher/job_token.hpp"
+#include "launcher/token_maker.hpp"
 
 #include <sys/random.h>
 
