@@ -337,8 +337,8 @@ std::shared_ptr<TcpTransport> connect_steps(const Rendezvous& r,
 
   const int processors = r.processors > 0 ? r.processors : processors_here();
   const bool crowded = ranks_on_this_host(connected.sockets) > processors;
-  impl->engine = std::make_shared<Engine>(r.rank, r.world_size, std::move(connected.io),
-                                          std::move(connected.sockets));
+  impl->engine =
+      std::make_shared<Engine>(r.rank, r.world_size, connected.release_descriptors());
 
   // 6. Crowding.
   impl->prefers_fewer_messages = any_rank_says(*impl->engine, crowded, r.timeout);
