@@ -267,7 +267,7 @@ TEST_CASE("a wait for a small message spins at first, and not for a while after 
   CHECK(policy.spins(small, back + milliseconds(100), back + milliseconds(100)));
 }
 
-// A wait spins before it blocks (engine.cpp, "Waiting"), but only briefly: a
+// A wait spins before it blocks (spin_policy.hpp), but only briefly: a
 // rank that waits long for a slow peer leaves the processor to others.
 TEST_CASE("a long wait spins only at its start: it takes little processor time") {
   EngineWithRawPeers rank0;

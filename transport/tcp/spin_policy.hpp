@@ -4,8 +4,8 @@
 // to kSpin it looks at the sockets without blocking and yields the processor
 // between looks; only then does it block in poll(). A rank blocked in poll()
 // has to be woken and scheduled again when its message comes, which can cost
-// as much as a small message's whole trip where ranks share processors
-// (measured: docs/benchmarks.md, "Small messages on oversubscribed ranks").
+// as much as a small message's whole trip where ranks share processors.
+// Measurements: docs/benchmarks.md, "Measurements behind the code".
 // Spinning keeps the rank on its processor, and the yield lets the other
 // ranks that share it run (the sender may be one of them when there are more
 // ranks than processors). Open MPI's ranks do the same when oversubscribed
