@@ -1,7 +1,9 @@
 // The TCP transport's progress engine: one connected socket per peer, and the
 // matching of incoming frames to posted receives. It drives the sockets with
-// poll() and non-blocking system calls of its own; Boost.Asio sets the
-// connections up (mesh.hpp) and is not used here.
+// poll() and non-blocking system calls of its own, so that the thread that
+// waits for a message reads it straight into its buffer, with no completion
+// handler or other thread in between; Boost.Asio sets the connections up
+// (mesh.hpp) and is not used here.
 //
 // Nothing runs in the background. A thread that waits on a request drives
 // every socket itself: it poll()s them, reads whatever arrived (straight into
