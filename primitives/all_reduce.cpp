@@ -227,17 +227,16 @@ void all_reduce_binary_tree(Comm& comm, Elems buf, ReduceOp op) {
 // the ring's 2(P-1)); for a large one the bytes each rank sends decide (the
 // ring's 2(P-1)/P n against log2(P) n). Among the algorithms that send the
 // fewest bytes, Rabenseifner needs 2 log2 P rounds against the ring's 2(P-1),
-// which tells when ranks wait on each other (on 4 ranks over loopback TCP it
-// was faster at every size from 256 KiB to 32 MiB, docs/benchmarks.md); where
-// P is not a power of two its fold sends more bytes, so the ring stays.
+// which tells when ranks wait on each other; where P is not a power of two
+// its fold sends more bytes, so the ring stays.
+// Measurements: docs/benchmarks.md, "Measurements behind the code".
 //
 // Where the transport prefers fewer messages (more ranks than processors on
 // a host, transport.hpp), a small vector's time is the processor time of its
 // messages, shared by the ranks, rather than its rounds: reduce_broadcast
 // sends 2(P-1) messages against recursive doubling's P log2 P (6 against 8
-// on 4 ranks; on 4 TCP ranks on 2 cores it was 16-18 % faster from 4 KiB to
-// 64 KiB, docs/benchmarks.md). On 2 ranks both send 2 messages, and
-// recursive doubling does it in one round.
+// on 4 ranks). On 2 ranks both send 2 messages, and recursive doubling does
+// it in one round. Measurements: docs/benchmarks.md, "Measurements behind the code".
 //
 // Every rank sees the same count, world size and transport answer, so every
 // rank picks the same algorithm.

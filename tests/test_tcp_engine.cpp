@@ -46,6 +46,13 @@ void socket_pair(asio::io_context& near_io, asio::ip::tcp::socket& near,
   near = acceptor.accept();
 }
 
+// The descriptors of sockets, taken out of Asio for an engine (-1: unopened).
+std::vector<int> descriptors(std::vector<asio::ip::tcp::socket>& sockets) {
+  std::vector<int> fds;
+  for (auto& socket : sockets) fds.push_back(socket.is_open() ? socket.release() : -1);
+  return fds;
+}
+
 // Rank 0 of a world of `world`: an engine whose peers are raw sockets.
 struct EngineWithRawPeers {
   explicit EngineWithRawPeers(int world = 2, std::uint64_t max_unexpected = kMaxUnexpectedBytes)
@@ -58,7 +65,7 @@ struct EngineWithRawPeers {
     }
     for (int q = 1; q < world; ++q)
       socket_pair(*io, sockets[static_cast<std::size_t>(q)], *peers[static_cast<std::size_t>(q)]);
-    engine = std::make_shared<Engine>(0, world, std::move(io), std::move(sockets), max_unexpected);
+    engine = std::make_shared<Engine>(0, world, descriptors(sockets), max_unexpected);
   }
   // A data frame's header from `peer`, and nothing after it.
   void send_header(int peer, Tag tag, std::uint64_t length) {
@@ -84,8 +91,8 @@ struct EnginePair {
     socket_pair(*io0, sockets0[1], sockets1[0]);
     socket_pair(*io0, sockets0[2], rank2_at0);
     socket_pair(*io1, sockets1[2], rank2_at1);
-    rank0 = std::make_shared<Engine>(0, 3, std::move(io0), std::move(sockets0), max_unexpected);
-    rank1 = std::make_shared<Engine>(1, 3, std::move(io1), std::move(sockets1), max_unexpected);
+    rank0 = std::make_shared<Engine>(0, 3, descriptors(sockets0), max_unexpected);
+    rank1 = std::make_shared<Engine>(1, 3, descriptors(sockets1), max_unexpected);
   }
   asio::io_context rank2_io;
   asio::ip::tcp::socket rank2_at0{rank2_io}, rank2_at1{rank2_io};
@@ -260,7 +267,7 @@ TEST_CASE("a wait for a small message spins at first, and not for a while after 
   CHECK(policy.spins(small, back + milliseconds(100), back + milliseconds(100)));
 }
 
-// A wait spins before it blocks (engine.cpp, "Waiting"), but only briefly: a
+// A wait spins before it blocks (spin_policy.hpp), but only briefly: a
 // rank that waits long for a slow peer leaves the processor to others.
 TEST_CASE("a long wait spins only at its start: it takes little processor time") {
   EngineWithRawPeers rank0;

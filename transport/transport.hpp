@@ -7,7 +7,7 @@
 // the algorithms work in (host memory here; GPU memory on the NCCL path), so
 // the algorithms copy and reduce only through it and run unchanged on every
 // backend. Implementations: transport/inproc (threads), transport/tcp
-// (processes over Boost.Asio), simulator/ (fibers, recording), transport/nccl.
+// (processes over TCP), simulator/ (fibers, recording), transport/nccl.
 //
 // The contract, checked for every transport by one conformance suite
 // (tests/test_transport_conformance.cpp):

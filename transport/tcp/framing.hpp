@@ -37,7 +37,7 @@
 //    future wait, naming the peer. After a goodbye the peer's messages already
 //    received can still be received; a receive from it or a send to it that is
 //    still pending, or comes later, can never finish, so it fails everything
-//    the same way, naming the peer (see engine.cpp, "Failure").
+//    the same way, naming the peer (engine_failure.cpp).
 //
 //    abort (payload 4 + n bytes, n <= kMaxAbortReason): sent to every peer
 //    still reachable when a rank's transport fails, so ranks waiting on it
@@ -51,7 +51,7 @@
 //    naming the rank it gave up on); a rank that is driving its sockets
 //    answers the asker (asking = 0) with the rank its oldest wait is on. A
 //    rank stopped or hung answers nothing, so the asker follows the answers
-//    to the rank that did not answer and names it (engine.cpp, "Blame").
+//    to the rank that did not answer and names it (blame.hpp).
 //
 //      0      4     the rank waited for (int32), -1: none
 //      4      4     flags (uint32): bit 0 = asking; the other bits 0

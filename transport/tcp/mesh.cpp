@@ -550,6 +550,12 @@ class Mesh::Impl {
   std::exception_ptr escaped_;  // from a coroutine: run() rethrows it
 };
 
+std::vector<int> Mesh::Connected::release_descriptors() {
+  std::vector<int> descriptors;
+  for (auto& socket : sockets) descriptors.push_back(socket.is_open() ? socket.release() : -1);
+  return descriptors;
+}
+
 Mesh::Mesh(const WorldSpec& r, std::uint64_t job_id, Clock::time_point deadline,
            WaitReport* report)
     : impl_(std::make_unique<Impl>(r, job_id, deadline, report)) {}

@@ -38,6 +38,9 @@ class Mesh {
   struct Connected {
     std::unique_ptr<boost::asio::io_context> io;        // the sockets' context: keep it alive
     std::vector<boost::asio::ip::tcp::socket> sockets;  // by peer rank
+    // The sockets' descriptors, taken out of Asio for the engine, which
+    // drives them itself (engine.hpp): by peer rank, -1 for this rank.
+    std::vector<int> release_descriptors();
   };
   // The Mesh's listener and timers live on `io` until the Mesh is destroyed:
   // keep the Connected (or the io_context moved out of it) alive until then.

@@ -247,17 +247,15 @@ std::shared_ptr<TcpTransport> connect(const WorldSpec& r) {
 
 namespace {
 
-std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
-                                            std::unique_ptr<TcpTransport::Impl>& impl) {
-  const auto deadline = Clock::now() + r.timeout;
+// Step 1: rank 0 starts the store, served only to those who prove they know
+// the job token; every rank connects to it.
+void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
   const std::string me = "rank " + std::to_string(r.rank);
-
-  // 1. The store, served only to those who prove they know the job token.
   if (r.rank == 0) {
     StoreLimits limits;
     limits.max_connections = std::max(limits.max_connections, r.world_size + 64);
-    impl->server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout,
-                                                 limits, r.job_token);
+    impl.server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout,
+                                                limits, r.job_token);
     if (r.job_token.empty())
       log_line(me + ": this job has no token (RINGLAB_JOB_TOKEN is not set): any process that " +
                "reaches port " + std::to_string(r.master_port) + " on this machine can join it. " +
@@ -265,7 +263,7 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                "RINGLAB_JOB_TOKEN=<secret> to every rank");
   }
   try {
-    impl->store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout, r.job_token);
+    impl.store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout, r.job_token);
   } catch (const WrongStoreError& error) {
     throw WrongStoreError(me + ": " + error.what());
   } catch (const TimeoutError& error) {
@@ -275,14 +273,15 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
     if (r.rank == 0) throw CommError(me + ": " + error.what());
     throw PeerError(0, me + ": could not reach rank 0, which hosts the store: " + error.what());
   }
-  Store& store = *impl->store;
+}
 
-  // 2. The job: rank 0 names it; everyone checks the world size and claims a rank.
+// Step 2: rank 0 names the job; every rank checks the world size and claims
+// its rank. Returns the job id.
+std::uint64_t join_job(const WorldSpec& r, Store& store, Clock::time_point deadline) {
+  const std::string me = "rank " + std::to_string(r.rank);
   const std::string job_key = kPrefix + "job";
-  if (r.rank == 0) {
-    impl->job_id = fresh_job_id();
-    store.set(job_key, std::to_string(impl->job_id) + " " + std::to_string(r.world_size));
-  }
+  if (r.rank == 0)
+    store.set(job_key, std::to_string(fresh_job_id()) + " " + std::to_string(r.world_size));
   const std::string job = store.get(job_key, Duration(remaining_ms(deadline)));
   std::uint64_t job_id = 0;
   int rank0_world = 0;
@@ -291,10 +290,46 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
     throw std::invalid_argument(me + " has WORLD_SIZE=" + std::to_string(r.world_size) +
                                 " but rank 0 has WORLD_SIZE=" + std::to_string(rank0_world) +
                                 ": start every process with the same WORLD_SIZE");
-  impl->job_id = job_id;
   if (store.add(kPrefix + "claim/" + std::to_string(r.rank), 1) != 1)
     throw std::invalid_argument(me + ": another process already joined this job as RANK=" +
                                 std::to_string(r.rank) + ": give every process its own RANK");
+  return job_id;
+}
+
+// Step 3: publishes this rank's listener (port) and reads the addresses of
+// the lower ranks, which this rank connects to (addresses[q], q < rank).
+std::vector<std::string> exchange_addresses(const WorldSpec& r, Store& store, int port,
+                                            Clock::time_point deadline) {
+  const std::string host = advertised_host(r);
+  const bool v6 = host.find(':') != std::string::npos;
+  store.set(address_key(r.rank), (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port));
+  std::vector<std::string> lower_keys;
+  for (int q = 0; q < r.rank; ++q) lower_keys.push_back(address_key(q));
+  try {
+    store.wait(lower_keys, Duration(remaining_ms(deadline)));
+  } catch (const StoreTimeoutError&) {
+    std::vector<int> absent;
+    for (int q = 0; q < r.rank; ++q)
+      if (!store.check({address_key(q)})) absent.push_back(q);
+    throw TimeoutError("rank " + std::to_string(r.rank) + ": timed out after " +
+                       std::to_string(r.timeout.count()) + " ms waiting for " +
+                       list_ranks(absent) + " to join (publish an address in the store at " +
+                       store.address() + "): are they running with WORLD_SIZE=" +
+                       std::to_string(r.world_size) + " and the same MASTER_ADDR/MASTER_PORT?");
+  }
+  std::vector<std::string> addresses(static_cast<std::size_t>(r.world_size));
+  for (int q = 0; q < r.rank; ++q)
+    addresses[static_cast<std::size_t>(q)] =
+        store.get(address_key(q), Duration(remaining_ms(deadline)));
+  return addresses;
+}
+
+std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
+                                            std::unique_ptr<TcpTransport::Impl>& impl) {
+  const auto deadline = Clock::now() + r.timeout;
+  open_store(r, *impl);  // 1
+  Store& store = *impl->store;
+  impl->job_id = join_job(r, store, deadline);  // 2
 
   // 3. Listen and publish.
   WaitReport report(r.rank, deadline - r.timeout, r.timeout,
@@ -304,32 +339,8 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
   // it is destroyed last when a step below throws (ASan saw the mesh's timers
   // destroyed after their io_context when rank 0's last wait failed).
   Mesh::Connected connected;
-  Mesh mesh(r, job_id, deadline, &report);
-  const std::string host = advertised_host(r);
-  const bool v6 = host.find(':') != std::string::npos;
-  store.set(address_key(r.rank),
-            (v6 ? "[" + host + "]" : host) + ":" + std::to_string(mesh.port()));
-
-  // The lower ranks' addresses (this rank connects to them).
-  std::vector<std::string> addresses(static_cast<std::size_t>(r.world_size));
-  std::vector<std::string> lower_keys;
-  for (int q = 0; q < r.rank; ++q) lower_keys.push_back(address_key(q));
-  try {
-    store.wait(lower_keys, Duration(remaining_ms(deadline)));
-  } catch (const StoreTimeoutError&) {
-    std::vector<int> absent;
-    for (int q = 0; q < r.rank; ++q)
-      if (!store.check({address_key(q)})) absent.push_back(q);
-    throw TimeoutError(me + ": timed out after " + std::to_string(r.timeout.count()) +
-                       " ms waiting for " + list_ranks(absent) +
-                       " to join (publish an address "
-                       "in the store at " +
-                       store.address() + "): are they running with WORLD_SIZE=" +
-                       std::to_string(r.world_size) + " and the same MASTER_ADDR/MASTER_PORT?");
-  }
-  for (int q = 0; q < r.rank; ++q)
-    addresses[static_cast<std::size_t>(q)] =
-        store.get(address_key(q), Duration(remaining_ms(deadline)));
+  Mesh mesh(r, impl->job_id, deadline, &report);
+  const std::vector<std::string> addresses = exchange_addresses(r, store, mesh.port(), deadline);
 
   // 4. Connections.
   mesh.watch_store([&store] { return store.connection_closed(); },
@@ -345,12 +356,11 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
   else
     wait_until_all_done(r, store, deadline, report, connected.sockets);
 
+  // 6. Crowding.
   const int processors = r.processors > 0 ? r.processors : processors_here();
   const bool crowded = ranks_on_this_host(connected.sockets) > processors;
-  impl->engine = std::make_shared<Engine>(r.rank, r.world_size, std::move(connected.io),
-                                          std::move(connected.sockets));
-
-  // 6. Crowding.
+  impl->engine =
+      std::make_shared<Engine>(r.rank, r.world_size, connected.release_descriptors());
   impl->prefers_fewer_messages = any_rank_says(*impl->engine, crowded, r.timeout);
   auto transport = std::make_shared<TcpTransport>(std::move(impl));
   transport->set_timeout(r.timeout);

@@ -29,7 +29,7 @@ ConnectionNews look_at_connection(int fd);
 void send_abort(int fd, int rank, int culprit, const std::string& why);
 
 // What this rank's error says when a peer's abort named `culprit` (the same
-// form as the engine's, engine.cpp): "rank 1: rank 2 failed or stopped
+// form as the engine's, engine_failure.cpp): "rank 1: rank 2 failed or stopped
 // answering (rank 3 gave up because of it: ...)".
 std::string abort_message(int rank, int sender, int culprit, const std::string& reason);
 

@@ -1,4 +1,6 @@
-// The TCP transport: ranks are processes that talk over TCP (Boost.Asio).
+// The TCP transport: ranks are processes that talk over TCP. Boost.Asio runs
+// the store and sets the connections up; the messages go through a poll()
+// loop of the engine's own (engine.hpp).
 // A program gets a ProcessGroup on it with init_process_group("tcp")
 // (backends/backends.hpp).
 //

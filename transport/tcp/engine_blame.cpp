@@ -1,0 +1,48 @@
+// Asking the peers whom they wait for, and answering them (blame.hpp).
+#include <algorithm>
+
+#include "transport/tcp/engine.hpp"
+
+namespace ringlab::tcp {
+
+Verdict Engine::find_blame(std::unique_lock<std::mutex>& lock, const Op& op,
+                           const std::string& timed_out, Duration timeout) {
+  // With one peer there is nobody else to blame.
+  if (size_ <= 2 || !broken_.empty()) return {op.peer, timed_out};
+
+  blame_.start_asking(op.peer);
+  const std::vector<std::byte> question = encode_waiting({op.peer, true});
+  for (auto& c : connections_) {
+    if (!c || !c->open() || !c->send_failure.empty()) continue;
+    c->queue_control(FrameKind::Waiting, question);
+    c->write(*this);
+  }
+  driver_.wake();  // a driver in poll() now has sends to watch
+
+  // Drive (or let another thread drive) until the chain of answers from
+  // op.peer ends, or patience runs out.
+  const Duration patience = std::min(timeout, kAnswerPatience);
+  const auto until = Clock::now() + patience;
+  while (!blame_.answered(op.peer) && broken_.empty() && !op.done && Clock::now() < until) {
+    if (driver_.busy()) {
+      driver_.follow(lock, until);
+    } else {
+      const Driver::Turn turn(driver_);
+      drive(lock, until);
+    }
+  }
+  return blame_.verdict(op.peer, timed_out, patience);
+}
+
+void Engine::waiting_received(Connection& c) {
+  const std::optional<Waiting> waiting = decode_waiting(c.control);
+  c.control.clear();
+  if (!waiting || !broken_.empty() || shut_down_) return;
+  if (blame_.heard(c.peer, *waiting)) {
+    c.queue_control(FrameKind::Waiting, encode_waiting({blame_.waiting_for_now(), false}));
+    c.write(*this);
+  }
+  driver_.progressed();  // an asker may be one of the followers
+}
+
+}  // namespace ringlab::tcp
