@@ -89,7 +89,7 @@ ringlab_public_headers(ringlab_primitives
   primitives/comm.hpp
   primitives/process_group.hpp)
 ringlab_public_headers(ringlab_backends backends/backends.hpp)
-# training/overlap.hpp (the bucketing cost model) stays private: it includes
+# training_sim/ (the recorded step, the bucketing cost model) stays private: it includes
 # the simulator's headers.
 ringlab_public_headers(ringlab_exercises exercises/harness.hpp exercises/task.hpp)
 ringlab_public_headers(ringlab_training

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "primitives/comm.hpp"
-#include "training/overlap.hpp"
+#include "training_sim/overlap.hpp"
 
 namespace ringlab::gui {
 
@@ -213,7 +213,7 @@ std::vector<std::string> overlap_lines(const TrainingWalk& walk,
   const training::AllReduceCost cost =
       training::simulated_all_reduce_cost(run.ranks, step.scenario.algorithm, gui_cost_model());
   const double backward_s = layer_s * layers;
-  lines.push_back("overlap model (training/overlap.hpp), " + std::to_string(layers) +
+  lines.push_back("overlap model (training_sim/overlap.hpp), " + std::to_string(layers) +
                   " layers, backward " + seconds_text(backward_s) + ":");
   std::vector<std::size_t> caps{parameters / static_cast<std::size_t>(layers), parameters / 2,
                                 parameters, step.scenario.bucket_floats};

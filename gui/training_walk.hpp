@@ -1,7 +1,7 @@
 // The training-step walkthroughs, ddp_step and horovod_step: one step of
 // data-parallel training as ringlab's own DistributedDataParallel (or the
 // Horovod-style DistributedOptimizer) ran it on virtual ranks
-// (training/recorded_step.hpp), shown frame by frame.
+// (training_sim/recorded_step.hpp), shown frame by frame.
 //
 // A frame is a "tick" of one timeline with two lanes per rank, as a GPU has a
 // compute stream and a communication stream:
@@ -14,7 +14,7 @@
 //             step()), so steps drawn beside a backward tick are the
 //             communication hidden behind backward.
 // Each layer's backward is drawn as long as one message step; the side
-// panel's overlap model (training/overlap.hpp) makes the same assumption
+// panel's overlap model (training_sim/overlap.hpp) makes the same assumption
 // and says what other bucket caps would hide.
 //
 // What each cell shows comes from the run: a bucket's gradients from the
@@ -28,7 +28,7 @@
 
 #include "gui/frame.hpp"
 #include "gui/walkthrough.hpp"
-#include "training/recorded_step.hpp"
+#include "training_sim/recorded_step.hpp"
 
 namespace ringlab::gui {
 

@@ -12,6 +12,7 @@
 #   launcher simulator   siblings: neither includes the other
 #   backends             the backend table, init_process_group(name)
 #   training             the training library
+#   training_sim         a training step recorded on the simulator, the overlap model
 #   lessons exercises    siblings: the article programs; `ringlab exercise`
 #   bench                benchmark rows
 #   gui                  the walkthrough windows
@@ -70,6 +71,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
     if (unit == "launcher" || unit == "simulator") return 30
     if (unit == "backends") return 40
     if (unit == "training") return 50
+    if (unit == "training_sim") return 55
     if (unit == "lessons" || unit == "exercises") return 60
     if (unit == "bench") return 70
     if (unit == "gui") return 80

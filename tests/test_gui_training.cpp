@@ -3,7 +3,7 @@
 // a float64 reference of the walkthrough's model written here (independent of
 // training/), against a direct run of the same step without the recorder, and
 // frame by frame on what the GUI shows. Also: the record does not depend on
-// how threads interleave, the overlap drawn agrees with training/overlap.hpp,
+// how threads interleave, the overlap drawn agrees with training_sim/overlap.hpp,
 // and bad settings are refused with a reason.
 #include <doctest/doctest.h>
 
@@ -21,7 +21,7 @@
 #include "training/ddp.hpp"
 #include "training/horovod.hpp"
 #include "training/loss.hpp"
-#include "training/recorded_step.hpp"
+#include "training_sim/recorded_step.hpp"
 #include "training/sgd.hpp"
 #include "transport/inproc.hpp"
 
@@ -358,7 +358,7 @@ TEST_CASE("communication overlaps backward: drawn so, and as the code issued it"
     }
     CHECK(drawn_during_backward);
     CHECK(walk.steps_during_backward == 2);  // net2's and net1's ticks
-    // The overlap model (training/overlap.hpp) with one step per layer
+    // The overlap model (training_sim/overlap.hpp) with one step per layer
     // agrees with what is drawn: the share of the steps beside backward.
     const double drawn = static_cast<double>(walk.steps_during_backward) / walk.step.run.steps;
     double modelled = -1;

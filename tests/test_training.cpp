@@ -31,7 +31,7 @@
 #include "training/init.hpp"
 #include "training/loss.hpp"
 #include "training/model_parallel.hpp"
-#include "training/overlap.hpp"
+#include "training_sim/overlap.hpp"
 #include "training/sgd.hpp"
 #include "training/torch_random.hpp"
 #include "training_reference.hpp"

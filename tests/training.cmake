@@ -1,5 +1,5 @@
 # The training library (training/) and the training lessons.
-ringlab_test(test_training test_training.cpp LIBS ringlab_training ringlab_inproc)
+ringlab_test(test_training test_training.cpp LIBS ringlab_training ringlab_training_sim ringlab_inproc)
 set_tests_properties(test_training PROPERTIES DISABLED TRUE)
 foreach(suite layers checkpoint ddp horovod model_parallel overlap)
   add_test(NAME test_training_${suite} COMMAND test_training --test-suite=training_${suite})

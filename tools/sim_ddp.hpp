@@ -1,5 +1,5 @@
 // `ringlab sim ddp`: how much of DDP's gradient all_reduce hides behind the
-// backward pass, for a model size and a bucket size (training/overlap.hpp),
+// backward pass, for a model size and a bucket size (training_sim/overlap.hpp),
 // with the all_reduce's time from the simulator's cost model.
 #pragma once
 

@@ -4,7 +4,7 @@
 
 #include "primitives/algorithms.hpp"
 #include "tools/sim_ddp.hpp"
-#include "training/overlap.hpp"
+#include "training_sim/overlap.hpp"
 
 namespace ringlab::cli {
 

@@ -1,4 +1,4 @@
-#include "training/recorded_step.hpp"
+#include "training_sim/recorded_step.hpp"
 
 #include <algorithm>
 #include <mutex>

@@ -1,4 +1,4 @@
-#include "training/overlap.hpp"
+#include "training_sim/overlap.hpp"
 
 #include <algorithm>
 #include <map>
