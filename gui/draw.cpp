@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gui/frame.hpp"
+#include "gui/frame_words.hpp"
 #include "gui/layout.hpp"
 #include "gui/paint.hpp"
 #include "gui/palette.hpp"
@@ -23,17 +24,6 @@
 namespace ringlab::gui {
 
 namespace {
-
-std::string seconds_text(double seconds) {
-  char text[32];
-  if (seconds < 1e-3)
-    std::snprintf(text, sizeof text, "%.2f us", seconds * 1e6);
-  else if (seconds < 1.0)
-    std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
-  else
-    std::snprintf(text, sizeof text, "%.3f s", seconds);
-  return text;
-}
 
 // ---- Controls -------------------------------------------------------------
 

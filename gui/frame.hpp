@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/frame_words.hpp"
 #include "gui/state.hpp"
 
 namespace ringlab::gui {
@@ -16,6 +17,7 @@ namespace ringlab::gui {
 struct CellView {
   std::string text;          // the element's value, as the tensor prints it
   sim::RankSet provenance;   // which ranks' inputs are inside it
+  std::string ranks;         // those ranks as the cell's label: "3", "0-2", "all"
 };
 
 struct BufferView {
@@ -53,8 +55,9 @@ struct CostView {
   double total_seconds = 0;
   std::string bottleneck;
   std::size_t step_bytes = 0;
-  std::vector<std::size_t> step_bytes_sent;   // per rank, this step
-  std::vector<std::size_t> total_bytes_sent;  // per rank, whole act
+  std::vector<std::size_t> step_bytes_sent;    // per rank, this step
+  std::vector<std::size_t> bytes_sent_so_far;  // per rank, through this step
+  std::vector<std::size_t> total_bytes_sent;   // per rank, the whole act
   std::size_t size_bytes = 0;
   double algbw_GBps = 0;
   double busbw_GBps = 0;
@@ -82,20 +85,9 @@ struct FrameView {
 FrameView build_frame(const GuiState& state);
 FrameView build_frame(const Recording& recording, int frame);
 
-// ---- Pieces used by record() for the log.
 // One sentence for a frame ("step 2 of 6, reduce-scatter: rank 1 sends
-// chunk 0 to rank 2, which adds it to its own").
+// chunk 0 to rank 2, which adds it to its own"); record() keeps them for the
+// step log.
 std::string frame_sentence(const Recording& recording, const FrameRef& frame);
-// Names a message's range the way the walkthrough speaks of it: "chunk 1",
-// "block 2", "all of buf", "elements [2, 5) of scratch#1".
-std::string location_label(const sim::Run& run, const sim::Location& location);
-// What a receiver does with a message it reduces: "adds it to its own".
-std::string op_verb(ReduceOp op);
-// The phase a step of a run belongs to, named after what its messages do:
-// "reduce-scatter", "all-gather", "push: servers apply the updates".
-std::string phase_name(const sim::Run& run, sim::Step step);
-// Whose inputs a set holds, named as the frame names ranks: "r0+r3" for
-// plain ranks, "server 1 + workers 0, 2" where ranks have roles.
-std::string provenance_text(const sim::Run& run, const sim::RankSet& set);
 
 }  // namespace ringlab::gui

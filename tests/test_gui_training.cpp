@@ -21,8 +21,8 @@
 #include "training/ddp.hpp"
 #include "training/horovod.hpp"
 #include "training/loss.hpp"
-#include "training_sim/recorded_step.hpp"
 #include "training/sgd.hpp"
+#include "training_sim/recorded_step.hpp"
 #include "transport/inproc.hpp"
 
 using namespace ringlab;
@@ -389,4 +389,53 @@ TEST_CASE("a training step refuses settings it cannot run, saying why") {
   apply(state, SetElements{0});  // the control clamps; a command may not
   CHECK(state.error.find("out of range") != std::string::npos);
   CHECK(frame_count(state) > 1);  // the old run stays
+}
+
+TEST_CASE("a training step's frames share the collectives' words, times and cost block") {
+  // Issue 22: training_walk.cpp had drifted from frame_text.cpp: its own
+  // message_clause, times with one decimal where the side panel has two, and
+  // no algbw/busbw in its cost block.
+  for (const std::string scenario : {"ddp_step", "horovod_step"}) {
+    CAPTURE(scenario);
+    GuiState state = make_state(scenario, 3);
+    const Act& act = state.recording.acts.front();
+    const sim::Run& run = act.run;
+    REQUIRE(act.prediction.algbw_GBps > 0);
+    int frames_with_messages = 0;
+    for (int frame = 0; frame < frame_count(state); ++frame) {
+      apply(state, JumpTo{frame});
+      const FrameView view = build_frame(state);
+      CAPTURE(frame);
+      // The cost block is the one every frame fills.
+      CHECK(view.cost.algbw_GBps == act.prediction.algbw_GBps);
+      CHECK(view.cost.busbw_GBps == act.prediction.busbw_GBps);
+      CHECK(view.cost.total_seconds == act.prediction.total_s);
+      // Each message line is the one clause every walkthrough uses.
+      const TrainingTick& tick = act.training->ticks[static_cast<std::size_t>(frame)];
+      if (!tick.step_runs) {
+        CHECK(view.message_lines.empty());
+        continue;
+      }
+      ++frames_with_messages;
+      const auto messages = run.messages_in(static_cast<sim::Step>(tick.shown_step));
+      REQUIRE(view.message_lines.size() == messages.size());
+      for (std::size_t i = 0; i < messages.size(); ++i)
+        CHECK(view.message_lines[i] == message_clause(run, messages[i]) + " [" +
+                                           std::to_string(messages[i].bytes) + " B]");
+    }
+    CHECK(frames_with_messages > 0);
+    // Times as the side panel prints them: two decimals in microseconds.
+    const std::regex us_time(R"((\d+\.\d+) us)");
+    int times = 0;
+    for (const std::string& line : act.training->overlap_lines)
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), us_time);
+           it != std::sregex_iterator(); ++it, ++times) {
+        const std::string number = (*it)[1].str();
+        CHECK_MESSAGE(number.size() - number.find('.') - 1 == 2, line);
+      }
+    if (scenario == std::string("ddp_step")) CHECK(times > 0);
+  }
+  CHECK(seconds_text(5e-6) == "5.00 us");
+  CHECK(seconds_text(1.2345e-3) == "1.234 ms");
+  CHECK(seconds_text(2.5) == "2.500 s");
 }

@@ -1,0 +1,62 @@
+#include "gui/frame_parts.hpp"
+
+#include "gui/frame_words.hpp"
+
+namespace ringlab::gui {
+
+CellView make_cell(const sim::Run& run, std::string text, const sim::RankSet& provenance) {
+  return {std::move(text), provenance, cell_ranks_text(run, provenance)};
+}
+
+std::vector<std::string> legend_of(const sim::Run& run) {
+  std::vector<std::string> legend;
+  for (int rank = 0; rank < run.ranks; ++rank)
+    legend.push_back(has_roles(run) ? role_of(run, rank) + " (rank " + std::to_string(rank) + ")"
+                                    : "r" + std::to_string(rank));
+  return legend;
+}
+
+void add_messages(FrameView& view, const sim::Run& run, sim::Step step, bool name_buffers) {
+  for (const sim::Message& message : run.messages_in(step)) {
+    std::string label = empty_message_name(run);
+    if (message.bytes > 0) {
+      std::string range = location_label(run, message.from);
+      if (!name_buffers) range = range.substr(0, range.find(" of "));
+      label = range + " (" + payload_text(run, message) + ")";
+    }
+    view.arrows.push_back({message.src, message.dst, std::move(label), message.reduced});
+    view.message_lines.push_back(message_clause(run, message) + " [" +
+                                 std::to_string(message.bytes) + " B]");
+    view.ranks.at(static_cast<std::size_t>(message.src)).sends = true;
+    view.ranks.at(static_cast<std::size_t>(message.dst)).receives = true;
+  }
+}
+
+void fill_cost(CostView& cost, const Act& act, sim::Step shown, bool runs) {
+  const sim::Run& run = act.run;
+  const sim::Prediction& prediction = act.prediction;
+  cost.total_seconds = prediction.total_s;
+  cost.size_bytes = prediction.size_bytes;
+  cost.algbw_GBps = prediction.algbw_GBps;
+  cost.busbw_GBps = prediction.busbw_GBps;
+  cost.total_bytes_sent = run.bytes_sent;
+  const auto ranks = static_cast<std::size_t>(run.ranks);
+  cost.total_bytes_sent.resize(ranks, 0);
+  cost.step_bytes_sent.assign(ranks, 0);
+  cost.bytes_sent_so_far.assign(ranks, 0);
+  for (const sim::Message& message : run.messages)
+    if (shown >= 1 && message.step <= shown)
+      cost.bytes_sent_so_far[static_cast<std::size_t>(message.src)] += message.bytes;
+  if (shown < 1 || shown >= prediction.steps.size()) return;
+  const sim::StepCost& step = prediction.steps[shown];
+  cost.elapsed_seconds = step.start_s + step.seconds;
+  if (!runs) return;
+  cost.has_step = true;
+  cost.step_seconds = step.seconds;
+  cost.bottleneck = with_role_names(run, step.bottleneck);
+  cost.step_bytes = step.bytes;
+  for (const sim::Message& message : run.messages_in(shown))
+    cost.step_bytes_sent[static_cast<std::size_t>(message.src)] += message.bytes;
+}
+
+}  // namespace ringlab::gui
