@@ -4,14 +4,22 @@
 #include <GL/glext.h>
 
 #include <cstddef>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
+#include "ops/atomic_file.hpp"
 #include "stb_image_write.h"  // libstb-dev, which libimgui-dev already needs
 
 namespace ringlab::gui {
 
 namespace {
+
+// stb's writer hands the encoded PNG over in pieces.
+void append_to_string(void* context, void* data, int size) {
+  static_cast<std::string*>(context)->append(static_cast<const char*>(data),
+                                             static_cast<std::size_t>(size));
+}
 
 template <typename Fn>
 Fn load(const char* name) {
@@ -80,10 +88,15 @@ void OffscreenTarget::write_png(const std::string& path) {
   glReadPixels(0, 0, width_, height_, GL_RGB, GL_UNSIGNED_BYTE, pixels.data());
   // OpenGL's first row is the bottom one; PNG's is the top one.
   stbi_flip_vertically_on_write(1);
-  if (stbi_write_png(path.c_str(), width_, height_, 3, pixels.data(),
-                     static_cast<int>(row_bytes)) == 0)
-    throw std::runtime_error("cannot write the screenshot " + path +
-                             ": check that its folder exists and is writable");
+  // Encoded in memory, then written as every file ringlab writes: whole or
+  // not at all, each write checked (stb's own file writer ignores a full disk).
+  std::string png;
+  if (stbi_write_png_to_func(append_to_string, &png, width_, height_, 3, pixels.data(),
+                             static_cast<int>(row_bytes)) == 0 ||
+      png.empty())
+    throw std::runtime_error("cannot encode the " + std::to_string(width_) + "x" +
+                             std::to_string(height_) + " screenshot for " + path + " as a PNG");
+  write_file_atomically(path, "the screenshot", png);
 }
 
 }  // namespace ringlab::gui

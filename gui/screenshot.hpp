@@ -18,8 +18,9 @@ class OffscreenTarget {
   OffscreenTarget& operator=(const OffscreenTarget&) = delete;
 
   void bind();  // draw calls now land here, viewport set to the full size
-  // Reads the pixels back (top row first) and writes an RGB PNG; throws with
-  // the path when it cannot be written.
+  // Reads the pixels back (top row first) and writes an RGB PNG through
+  // ops/atomic_file: the file is whole or, when a write fails (a full disk),
+  // left as it was; throws std::runtime_error naming the path then.
   void write_png(const std::string& path);
 
  private:

@@ -1,9 +1,12 @@
 // `ringlab gui --screenshot` under `xvfb-run -a`: tools/screenshots.sh makes
 // every image in docs/images, and every scenario's screenshot can be made at
 // the smallest supported window. Each PNG is checked with an independent
-// decoder: the requested size, not blank (many colors, text on it). Skips
-// with exit code 77 where xvfb-run is missing.
+// decoder: the requested size, not blank (many colors, text on it). A
+// screenshot that cannot be written whole (a full disk, played by a file-size
+// limit) fails, naming the file, and leaves the old one as it was. Skips with
+// exit code 77 where xvfb-run is missing.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -141,4 +144,43 @@ TEST_CASE("every scenario's screenshot can be made at 1024x640") {
       check_picture(png, 1024, 640);
   }
   CHECK_MESSAGE(status == 0, command << " failed");
+}
+
+TEST_CASE("a screenshot that cannot be written whole fails, naming the file, and keeps the old one") {
+  // Issue 21: to a full disk, `gui --screenshot` printed "wrote ...png",
+  // exited 0 and left a file of 0 bytes. A file-size limit (ulimit -f, with
+  // SIGXFSZ ignored so that the write fails with EFBIG) stands in for the full
+  // disk: the PNG is about 200 KB, the limit 8 KiB. Only ringlab runs under it,
+  // not the X server.
+  skip_without_xvfb_run();
+  const TempFolder out("ringlab_gui_full_disk");
+  const fs::path png = out.path / "ring.png";
+  const std::string old_contents = "the previous screenshot";
+  std::ofstream(png, std::ios::binary) << old_contents;
+  const fs::path log = out.path / "log.txt";
+  const std::string command = "xvfb-run -a bash -c \"trap '' XFSZ; ulimit -f 8; exec " +
+                              std::string(RINGLAB_EXE) + " gui --screenshot " + png.string() +
+                              "\" > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string said = slurp(log);
+  CAPTURE(said);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) != 0);
+  CHECK(said.find("wrote") == std::string::npos);
+  CHECK(said.find("cannot write the screenshot '" + png.string() + "'") != std::string::npos);
+  CHECK(slurp(png) == old_contents);
+  // No temporary file left beside it.
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(out.path)) {
+    CAPTURE(entry.path().string());
+    CHECK((entry.path() == png || entry.path() == log));
+    ++files;
+  }
+  CHECK(files == 2);
+
+  // Without the limit the same command writes a PNG over the old file.
+  const std::string plain = "xvfb-run -a " + std::string(RINGLAB_EXE) + " gui --screenshot " +
+                            png.string() + " > " + log.string() + " 2>&1";
+  REQUIRE_MESSAGE(std::system(plain.c_str()) == 0, slurp(log));
+  check_picture(png.string(), 1280, 800);
 }
