@@ -6,10 +6,23 @@
 #include <vector>
 
 #include "gui/fonts.hpp"
+#include "gui/frame.hpp"
+#include "gui/layout.hpp"
 #include "gui/state.hpp"
 
 namespace ringlab::gui {
 
-std::vector<Command> draw_frame(const GuiState& state, const Fonts& fonts);
+// The frame and its layout as last drawn: rebuilt only when the recording,
+// the cursor or the canvas changes (a ring of 16 ranks takes tens of
+// milliseconds to lay out, too long for every frame of the window).
+struct FrameCache {
+  int revision = -1;
+  int cursor = -1;
+  Vec2 canvas{-1, -1};
+  FrameView view;
+  RanksLayout layout;
+};
+
+std::vector<Command> draw_frame(const GuiState& state, const Fonts& fonts, FrameCache& cache);
 
 }  // namespace ringlab::gui

@@ -1,6 +1,7 @@
 #include "gui/frame_parts.hpp"
 
 #include "gui/frame_words.hpp"
+#include "primitives/collectives.hpp"
 
 namespace ringlab::gui {
 
@@ -20,8 +21,9 @@ void add_messages(FrameView& view, const sim::Run& run, sim::Step step, bool nam
   for (const sim::Message& message : run.messages_in(step)) {
     std::string label = empty_message_name(run);
     if (message.bytes > 0) {
+      // "block 2 of its scatter_list": the box marks the list as read.
       std::string range = location_label(run, message.from);
-      if (!name_buffers) range = range.substr(0, range.find(" of "));
+      range = range.substr(0, range.find(name_buffers ? " of its " : " of "));
       label = range + " (" + payload_text(run, message) + ")";
     }
     view.arrows.push_back({message.src, message.dst, std::move(label), message.reduced});
@@ -36,9 +38,14 @@ void fill_cost(CostView& cost, const Act& act, sim::Step shown, bool runs) {
   const sim::Run& run = act.run;
   const sim::Prediction& prediction = act.prediction;
   cost.total_seconds = prediction.total_s;
-  cost.size_bytes = prediction.size_bytes;
-  cost.algbw_GBps = prediction.algbw_GBps;
-  cost.busbw_GBps = prediction.busbw_GBps;
+  const CollectiveInfo* collective = find_collective(run.operation);
+  cost.carries_data =
+      !(collective && collective->input == Shape::None && collective->output == Shape::None);
+  if (cost.carries_data) {
+    cost.size_bytes = prediction.size_bytes;
+    cost.algbw_GBps = prediction.algbw_GBps;
+    cost.busbw_GBps = prediction.busbw_GBps;
+  }
   cost.total_bytes_sent = run.bytes_sent;
   const auto ranks = static_cast<std::size_t>(run.ranks);
   cost.total_bytes_sent.resize(ranks, 0);

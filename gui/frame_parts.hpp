@@ -21,8 +21,9 @@ std::vector<std::string> legend_of(const sim::Run& run);
 
 // The messages of record step `step`: an arrow and a line each, and the
 // panels' sends/receives. An arrow's label names the range and whose inputs
-// it carries ("chunk 0 (r0+r3)"); with name_buffers false it leaves out the
-// buffer ("chunk 1", not "chunk 1 of bucket 0"), which the box marks as read.
+// it carries ("chunk 0 (r0+r3)", "block 2 (r0)": the box marks the list it
+// is read from); with name_buffers false it leaves out any buffer ("chunk 1",
+// not "chunk 1 of bucket 0").
 void add_messages(FrameView& view, const sim::Run& run, sim::Step step, bool name_buffers);
 
 // The cost block as of record step `shown` (0: nothing ran yet); `runs`: the

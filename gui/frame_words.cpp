@@ -59,31 +59,15 @@ bool names_its_buffer(const sim::Run& run, const sim::Region& region) {
   return region.kind == sim::RegionKind::Scratch || !is_collective(run);
 }
 
-// Ranks as the fewest runs of neighbours around the ring, each "a-b"
-// (wrapping past the last rank: "14-1" is 14, 15, 0, 1 of 16).
-std::string cyclic_ranges(const std::vector<int>& ranks, int world) {
-  std::vector<bool> in(static_cast<std::size_t>(world), false);
-  for (int r : ranks)
-    if (r >= 0 && r < world) in[static_cast<std::size_t>(r)] = true;
-  // Start where a run begins: a member whose left neighbour is not one.
-  int start = 0;
-  while (start < world && !(in[start] && !in[(start + world - 1) % world])) ++start;
-  if (start == world) start = 0;
-  // Prefer runs that do not wrap when the set does not need it.
-  if (in[0] && !in[world - 1]) start = 0;
+// Sorted ranks as runs: "0,2-3", "5".
+std::string rank_ranges(const std::vector<int>& ranks) {
   std::string text;
-  for (int i = 0; i < world;) {
-    const int first = (start + i) % world;
-    if (!in[first]) {
-      ++i;
-      continue;
-    }
-    int length = 1;
-    while (i + length < world && in[(start + i + length) % world]) ++length;
-    const int last = (first + length - 1) % world;
-    text += (text.empty() ? "" : ",") + std::to_string(first);
-    if (length > 1) text += "-" + std::to_string(last);
-    i += length;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    text += (text.empty() ? "" : ",") + std::to_string(ranks[i]);
+    if (j > i) text += "-" + std::to_string(ranks[j]);
+    i = j + 1;
   }
   return text;
 }
@@ -146,7 +130,25 @@ std::vector<std::pair<std::string, std::vector<std::string>>> role_groups(
 }  // namespace
 
 std::string provenance_text(const sim::Run& run, const sim::RankSet& set) {
-  if (!has_roles(run) || set.empty()) return set.to_string();
+  if (set.empty()) return set.to_string();
+  if (!has_roles(run)) {
+    // "r0+r3", and runs of three or more as "r3-r7": "r0+r3-r7"; "all ranks".
+    const std::vector<int> ranks = set.ranks();
+    if (static_cast<int>(ranks.size()) == run.ranks && run.ranks > 2) return "all ranks";
+    std::string text;
+    for (std::size_t i = 0; i < ranks.size();) {
+      std::size_t j = i;
+      while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+      text += (text.empty() ? "r" : "+r") + std::to_string(ranks[i]);
+      if (j >= i + 2) {
+        text += "-r" + std::to_string(ranks[j]);
+        i = j + 1;
+      } else {
+        i = i + 1;
+      }
+    }
+    return text;
+  }
   // "server 1 + workers 0, 2"
   std::string text;
   for (const auto& [word, numbers] : role_groups(run, set)) {
@@ -161,7 +163,7 @@ std::string cell_ranks_text(const sim::Run& run, const sim::RankSet& set) {
   if (set.empty()) return {};
   const std::vector<int> ranks = set.ranks();
   if (static_cast<int>(ranks.size()) == run.ranks && run.ranks > 1) return "all";
-  if (!has_roles(run)) return cyclic_ranges(ranks, run.ranks);
+  if (!has_roles(run)) return rank_ranges(ranks);
   // "s1 w0,2"
   std::string text;
   for (const auto& [word, numbers] : role_groups(run, set)) {

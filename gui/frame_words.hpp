@@ -22,10 +22,11 @@ bool has_roles(const sim::Run& run);
 // The cost model speaks of ranks ("send port of rank 2", "ring link 2->3"):
 // where ranks have roles, the same text with their roles instead.
 std::string with_role_names(const sim::Run& run, const std::string& text);
-// Whose inputs a set holds, named as the frame names ranks: "r0+r3" for
-// plain ranks, "server 1 + workers 0, 2" where ranks have roles.
+// Whose inputs a set holds, named as the frame names ranks: "r0+r3", "r0+r3-r7"
+// or "all ranks" for plain ranks, "server 1 + workers 0, 2" where ranks have
+// roles.
 std::string provenance_text(const sim::Run& run, const sim::RankSet& set);
-// The same, short enough for a cell: "3", "0-2", "0-2,13-15", "all" (every
+// The same, short enough for a cell: "3", "0-2", "0,13-15", "all" (every
 // rank); "s1 w0,2" where ranks have roles.
 std::string cell_ranks_text(const sim::Run& run, const sim::RankSet& set);
 

@@ -1,14 +1,19 @@
-// Arrangements, tried from the most telling picture to the most compact:
-//   ring    collectives: rank 0 at the top, clockwise on an ellipse, as rings
-//           are drawn; taken only while no two boxes come close, and from
-//           three ranks up (two ranks are a pair: side by side, as rows put
-//           them, the same in every frame)
+// Arrangements, from the most telling picture to the most compact:
+//   ring    collectives from three ranks up: rank 0 at the top, clockwise on
+//           a closed curve, as rings are drawn (layout_ring.hpp), so that the
+//           arrows between neighbours never cross; taken at the first level
+//           of detail (kDetails, layout_box.hpp) and box width where it fits,
+//           down to boxes of cells alone. Two ranks are a pair: side by side,
+//           as rows put them, the same in every frame.
 //   groups  ranks with roles (servers, workers): each role on rows of its own,
 //           servers on top, with a band between them for the arrows' labels
-//   grid    everything else: rows of equal columns
-// Each is tried at every level of detail (kDetails, layout_box.hpp) and the
-// best score among those that fit wins; when none fits, the best-shaped rows
-// cut the boxes short. Arrows and labels come last (layout_arrows.hpp).
+//           When no box fits whole, every box is cut to the largest size
+//           that fits as a ring ("..." where it holds more), as long as
+//           each still shows cells.
+//   grid    a ring that fits nowhere: rows of equal columns
+// Groups and grids are tried at every level of detail and the best score
+// among those that fit wins; when none fits, the best-shaped rows cut the
+// boxes short. Arrows and labels come last (layout_arrows.hpp).
 #include "gui/layout.hpp"
 
 #include <algorithm>
@@ -17,6 +22,7 @@
 
 #include "gui/layout_arrows.hpp"
 #include "gui/layout_box.hpp"
+#include "gui/layout_ring.hpp"
 
 namespace ringlab::gui {
 
@@ -28,53 +34,6 @@ constexpr float kColumnGap = 30;  // between columns of rows: room for an arrow
 constexpr float kMaxBoxWidth = 340;
 constexpr float kMinBoxWidth = 150;
 constexpr float kUnbounded = std::numeric_limits<float>::max();
-constexpr float kPi = 3.14159265f;
-
-// Whether no two boxes come closer than kGap.
-bool apart(const std::vector<PanelLayout>& panels) {
-  for (std::size_t a = 0; a < panels.size(); ++a)
-    for (std::size_t b = a + 1; b < panels.size(); ++b)
-      if (panels[a].box.grown(kGap / 2).intersects(panels[b].box.grown(kGap / 2))) return false;
-  return true;
-}
-
-// ---- ring -------------------------------------------------------------------
-
-float ring_width(std::size_t ranks, Vec2 canvas) {
-  const float divisor = ranks <= 4 ? 3.6f : ranks <= 8 ? 4.2f : 5.6f;
-  return std::min(std::clamp(canvas.x / divisor, kMinBoxWidth, 280.0f), canvas.x - 2 * kMargin);
-}
-
-// Places the boxes on the ellipse; false when two would come close or an
-// arrow between neighbors would cross a third box.
-bool place_ring(std::vector<PanelLayout>& panels, Vec2 canvas) {
-  const int p = static_cast<int>(panels.size());
-  float tallest = 0;
-  for (const PanelLayout& panel : panels) tallest = std::max(tallest, panel.box.height());
-  const float width = panels.front().box.width();
-  if (tallest > canvas.y - 2 * kMargin) return false;
-  const Vec2 center = canvas * 0.5f;
-  const float rx = std::max(0.0f, canvas.x * 0.5f - kMargin - width * 0.5f);
-  const float ry = std::max(0.0f, canvas.y * 0.5f - kMargin - tallest * 0.5f);
-  for (int r = 0; r < p; ++r) {
-    const float angle = -kPi / 2 + 2 * kPi * static_cast<float>(r) / static_cast<float>(p);
-    const Vec2 c = center + Vec2{rx * std::cos(angle), ry * std::sin(angle)};
-    move_panel(panels[r], c - Vec2{width * 0.5f, panels[r].box.height() * 0.5f});
-  }
-  if (!apart(panels)) return false;
-  // A ring is read along its arrows: the one from each rank to the next
-  // must pass beside every other box, not through it (tall boxes on a flat
-  // ellipse would put rank 0 across the line from rank 1 to rank 2).
-  for (int r = 0; r < p; ++r) {
-    const Vec2 from = panels[r].box.center();
-    const Vec2 to = panels[(r + 1) % p].box.center();
-    for (int other = 0; other < p; ++other)
-      if (other != r && other != (r + 1) % p && panels[other].box.grown(4).crossed_by(from, to))
-        return false;
-  }
-  return true;
-}
-
 // ---- groups and grid ------------------------------------------------------------
 
 // Ranks by role: "server 0", "server 1" | "worker 0", ... in order of first
@@ -238,82 +197,116 @@ bool place_rows(std::vector<PanelLayout>& panels, const Rows& rows, Vec2 canvas,
   return true;
 }
 
+// The ring at the best level of detail and box width that fit; false when
+// none does. Less detail costs, and so do narrower boxes (tall and thin, they
+// wrap every line): a width at 90% of the widest costs as much as a level.
+bool lay_out_ring(RanksLayout& layout, const FrameView& view, const LayoutFonts& fonts) {
+  constexpr float kLevelCost[kDetailLevels] = {0.0f, 0.3f, 0.6f, 0.9f, 1.2f, 1.6f, 2.0f};
+  constexpr float kNarrowCost = 3.0f;  // per 100% narrower
+  const std::vector<float> widths = ring_widths(view.ranks.size(), layout.canvas);
+  float best = kUnbounded;
+  for (float width : widths) {
+    const float narrow = kNarrowCost * (1 - width / widths.front());
+    for (int level = 0; level < kDetailLevels && kLevelCost[level] + narrow < best; ++level) {
+      std::vector<PanelLayout> panels = build_panels(
+          view, std::vector<float>(view.ranks.size(), width), kDetails[level], kUnbounded, fonts);
+      if (!place_ring(panels, layout.canvas)) continue;
+      layout.panels = std::move(panels);
+      layout.arrangement = "ring";
+      layout.detail = level;
+      best = kLevelCost[level] + narrow;
+      break;
+    }
+  }
+  return best < kUnbounded;
+}
+
+// A ring of boxes cut to the largest size that fits (the most compact level
+// of detail, "..." where a box holds more); false when not even that fits,
+// or when a box would show none of its cells.
+bool lay_out_cut_ring(RanksLayout& layout, const FrameView& view, const LayoutFonts& fonts) {
+  const Vec2 size = largest_ring_box(view.ranks.size(), layout.canvas);
+  if (size.x <= 0) return false;
+  std::vector<PanelLayout> panels =
+      build_panels(view, std::vector<float>(view.ranks.size(), size.x),
+                   kDetails[kDetailLevels - 1], size.y, fonts);
+  if (!place_ring(panels, layout.canvas)) return false;
+  // A box cut down to no cells at all shows nothing of its rank's data: rows
+  // of larger boxes do better then.
+  for (const PanelLayout& panel : panels)
+    if (panel.cells.empty() && !view.ranks[static_cast<std::size_t>(panel.rank)].buffers.empty())
+      return false;
+  layout.panels = std::move(panels);
+  layout.arrangement = "ring";
+  layout.detail = kDetailLevels;
+  return true;
+}
+
+// Rows of boxes: every way to put the groups on rows at every level of the
+// full boxes (not the compact ones, which only a ring needs); the best score
+// that fits wins, else the best-shaped rows with every box cut to its share
+// of the height.
+void lay_out_rows(RanksLayout& layout, const FrameView& view, const LayoutFonts& fonts) {
+  const Vec2 canvas = layout.canvas;
+  const std::vector<std::vector<int>> groups = role_groups(view);
+  const bool roles = groups.size() > 1;
+  const float label_h = fonts.ui.size + 8;
+  const float gap = roles ? std::max(kGap, label_h + 24) : kGap;
+  std::vector<Rows> shapes = all_shapes(groups, canvas);
+  std::stable_sort(shapes.begin(), shapes.end(), [&](const Rows& a, const Rows& b) {
+    return shape_penalty(a, groups, canvas) < shape_penalty(b, groups, canvas);
+  });
+  auto widths_in = [&](const Rows& rows) {  // each rank's box width in a shape
+    std::vector<float> widths;
+    for (const RankPanel& panel : view.ranks) widths.push_back(rows.width_of(panel.rank, groups));
+    return widths;
+  };
+  // Less detail costs; rows pay for a poor shape.
+  constexpr float kLevelCost[] = {0.0f, 0.35f, 0.7f, 1.2f, 1.6f};
+  float best = kUnbounded;
+  for (int level = 0; level < static_cast<int>(std::size(kLevelCost)); ++level)
+    for (const Rows& rows : shapes) {
+      const float score = kLevelCost[level] + shape_penalty(rows, groups, canvas);
+      if (score >= best) continue;
+      std::vector<PanelLayout> panels =
+          build_panels(view, widths_in(rows), kDetails[level], kUnbounded, fonts);
+      if (!place_rows(panels, rows, canvas, gap)) continue;
+      layout.panels = std::move(panels);
+      layout.arrangement = roles ? "groups" : "grid";
+      layout.detail = level;
+      best = score;
+    }
+  if (best < kUnbounded) return;
+  // Nothing fits whole: every box cut to its share of the height.
+  const Rows& rows = shapes.front();
+  float gap_total = 0;
+  for (float g : least_gaps(rows, gap)) gap_total += g;
+  const float share =
+      std::max(0.0f, (canvas.y - 2 * kMargin - gap_total) / static_cast<float>(rows.rows.size()));
+  layout.panels = build_panels(view, widths_in(rows), kDetails[std::size(kLevelCost) - 1], share, fonts);
+  place_rows(layout.panels, rows, canvas, gap);
+  layout.arrangement = roles ? "groups" : "grid";
+  layout.detail = kDetailLevels;
+}
+
 }  // namespace
 
 RanksLayout layout_ranks(const FrameView& view, Vec2 canvas, const LayoutFonts& fonts) {
   RanksLayout layout;
   layout.canvas = canvas;
   if (view.ranks.empty()) return layout;
-  const std::vector<std::vector<int>> groups = role_groups(view);
-  const bool roles = groups.size() > 1;
-  const float label_h = fonts.ui.size + 8;
-  const float group_gap = std::max(kGap, label_h + 24);
-  const int p = static_cast<int>(view.ranks.size());
-
-  // Every way to put the groups on rows, best shaped first.
-  std::vector<Rows> shapes = all_shapes(groups, canvas);
-  std::stable_sort(shapes.begin(), shapes.end(), [&](const Rows& a, const Rows& b) {
-    return shape_penalty(a, groups, canvas) < shape_penalty(b, groups, canvas);
-  });
-  // Each rank's box width in a shape.
-  auto widths_in = [&](const Rows& rows) {
-    std::vector<float> widths;
-    for (const RankPanel& panel : view.ranks) widths.push_back(rows.width_of(panel.rank, groups));
-    return widths;
-  };
-
-  // Every arrangement at every level of detail: the best score that fits
-  // wins. Less detail costs; the ring, the picture rings are known by, earns
-  // a bonus; rows pay for a poor shape.
-  constexpr float kLevelCost[kDetailLevels] = {0.0f, 0.35f, 0.7f, 1.2f, 1.6f};
-  constexpr float kRingBonus = 0.5f;
-  float best = kUnbounded;
-  auto take = [&](std::vector<PanelLayout> panels, const char* arrangement, int level,
-                  float score) {
-    layout.panels = std::move(panels);
-    layout.arrangement = arrangement;
-    layout.detail = level;
-    best = score;
-  };
-  for (int level = 0; level < kDetailLevels; ++level) {
-    if (!roles && p >= 3 && kLevelCost[level] - kRingBonus < best) {
-      const float width = ring_width(view.ranks.size(), canvas);
-      std::vector<PanelLayout> panels = build_panels(
-          view, std::vector<float>(view.ranks.size(), width), kDetails[level], kUnbounded, fonts);
-      if (place_ring(panels, canvas))
-        take(std::move(panels), "ring", level, kLevelCost[level] - kRingBonus);
-    }
-    for (const Rows& rows : shapes) {
-      const float score = kLevelCost[level] + shape_penalty(rows, groups, canvas);
-      if (score >= best) continue;
-      std::vector<PanelLayout> panels =
-          build_panels(view, widths_in(rows), kDetails[level], kUnbounded, fonts);
-      if (place_rows(panels, rows, canvas, roles ? group_gap : kGap))
-        take(std::move(panels), roles ? "groups" : "grid", level, score);
-    }
-  }
-  if (best == kUnbounded) {
-    // Nothing fits whole: the best-shaped rows, every box cut to its share
-    // of the height.
-    const Rows& rows = shapes.front();
-    const std::vector<float> gaps = least_gaps(rows, roles ? group_gap : kGap);
-    float gap_total = 0;
-    for (float gap : gaps) gap_total += gap;
-    const float share =
-        std::max(0.0f, (canvas.y - 2 * kMargin - gap_total) / static_cast<float>(rows.rows.size()));
-    const int level = kDetailLevels - 1;
-    layout.panels = build_panels(view, widths_in(rows), kDetails[level], share, fonts);
-    place_rows(layout.panels, rows, canvas, roles ? group_gap : kGap);
-    layout.arrangement = roles ? "groups" : "grid";
-    layout.detail = kDetailLevels;
-  }
+  const bool roles = role_groups(view).size() > 1;
+  const bool ring = !roles && view.ranks.size() >= 3;
+  if (!ring || !(lay_out_ring(layout, view, fonts) || lay_out_cut_ring(layout, view, fonts)))
+    lay_out_rows(layout, view, fonts);
   place_arrows(layout, view, fonts);
   return layout;
 }
 
 WindowLayout window_layout(Vec2 display) {
   WindowLayout layout;
-  layout.side_width = std::clamp(display.x * 0.27f, 290.0f, 360.0f);
+  // 290 at 1024 wide, 382 at 1280 (where the legend needs it), 400 from 1330 on.
+  layout.side_width = std::clamp(290.0f + (display.x - 1024.0f) * 0.36f, 290.0f, 400.0f);
   layout.log_height = std::clamp(display.y * 0.17f, 96.0f, 150.0f);
   return layout;
 }

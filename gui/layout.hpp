@@ -19,7 +19,7 @@
 namespace ringlab::gui {
 
 enum class FontKind { Ui, Mono };
-enum class Tone { Text, Dim };
+enum class Tone { Text, Dim, OnColor };  // OnColor: dark, on a rank's bright color
 
 struct TextItem {
   Vec2 at;           // top-left corner
@@ -32,12 +32,14 @@ struct TextItem {
 };
 
 // One element of a buffer, striped with the colors of the ranks whose inputs
-// it contains (none: the "no input yet" color).
+// it contains (none: the "no input yet" color), and labelled with them.
 struct CellItem {
   Rect box;
   std::vector<int> ranks;
   bool outlined = false;  // scratch: allocated by the algorithm
-  TextItem value;         // centered, on a dark backing
+  TextItem value;         // centered above the label, on a dark backing
+  TextItem label;         // the ranks ("0-2", "all"), along the bottom, on the stripes;
+                          // empty when the cell has no input or is too narrow for it
 };
 
 struct PanelLayout {
@@ -76,7 +78,7 @@ RanksLayout layout_ranks(const FrameView& view, Vec2 canvas, const LayoutFonts& 
 // The window's fixed parts at a display size: the side panel on the right,
 // the step log under the canvas.
 struct WindowLayout {
-  float side_width = 340;
+  float side_width = 384;
   float log_height = 150;
 };
 WindowLayout window_layout(Vec2 display);

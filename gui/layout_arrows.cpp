@@ -33,6 +33,25 @@ float distance_to(Vec2 point, const ArrowLayout& arrow) {
   return std::sqrt(off.x * off.x + off.y * off.y);
 }
 
+float distance_to(Vec2 point, Vec2 from, Vec2 to) {
+  return distance_to(point, ArrowLayout{0, 0, from, to});
+}
+
+// The least distance between the rectangle and the arrow's line (0 when the
+// line passes through it).
+float distance_to(const Rect& box, const ArrowLayout& arrow) {
+  if (box.crossed_by(arrow.from, arrow.to)) return 0;
+  const Vec2 corners[4] = {box.min, {box.max.x, box.min.y}, box.max, {box.min.x, box.max.y}};
+  float least = kUnbounded;
+  for (int k = 0; k < 4; ++k) {
+    const Vec2 a = corners[k];
+    const Vec2 b = corners[(k + 1) % 4];
+    least = std::min({least, distance_to(a, arrow), distance_to(arrow.from, a, b),
+                      distance_to(arrow.to, a, b)});
+  }
+  return least;
+}
+
 // Whether the arrow's line passes through the rectangle.
 bool crosses(const Rect& box, const ArrowLayout& arrow) {
   return box.crossed_by(arrow.from, arrow.to);
@@ -56,7 +75,6 @@ void place_arrows(RanksLayout& layout, const FrameView& view, const LayoutFonts&
   // else where they cover least; always inside the canvas.
   const Rect canvas = Rect::at({0, 0}, layout.canvas);
   const Rect inside = canvas.grown(-2);
-  const bool ring = layout.arrangement == "ring";
   const float size = fonts.ui.size * (view.arrows.size() > 8 ? 0.8f : 0.95f);
   const Vec2 backing{4, 2};
   for (std::size_t i = 0; i < layout.arrows.size(); ++i) {
@@ -92,18 +110,15 @@ void place_arrows(RanksLayout& layout, const FrameView& view, const LayoutFonts&
           for (const ArrowLayout& line : layout.arrows)
             if (crosses(candidate.grown(2), line)) cover += 30;
           // Nearer its own arrow than any other, or it reads as theirs.
-          const float own = distance_to(candidate.center(), arrow);
+          const float own = distance_to(candidate, arrow);
           for (std::size_t j = 0; j < layout.arrows.size(); ++j)
-            if (j != i && distance_to(candidate.center(), layout.arrows[j]) < own) {
+            if (j != i && distance_to(candidate, layout.arrows[j]) < own) {
               cover += 40;
               break;
             }
           const Vec2 off = candidate.center() - anchor;
-          // On a ring, outside it: the middle is where the arrows cross.
-          const Vec2 from_middle = anchor - canvas.center();
-          const bool inward = ring && off.x * from_middle.x + off.y * from_middle.y < 0;
           const float score = cover * 100 + std::sqrt(off.x * off.x + off.y * off.y) +
-                              (t == 0.5f ? 0.0f : 8.0f) + (inward ? 60.0f : 0.0f);
+                              (t == 0.5f ? 0.0f : 8.0f);
           if (score < best_score) {
             best_score = score;
             best = candidate;

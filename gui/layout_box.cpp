@@ -36,7 +36,8 @@ struct BoxStyle {
   float cell_w = 0;
   float cell_h = 0;
   float cell_text = 0;   // size of a cell's value
-  float line_size = 0;   // the article's line
+  float cell_label = 0;  // size of a cell's ranks label
+  float line_size = 0;   // the article's line (0: none)
   float label_size = 0;  // a buffer's name line
   int line_limit = 0;
   bool tensor_only = false;
@@ -50,17 +51,21 @@ BoxStyle box_style(const FrameView& view, float width, const Detail& detail,
   const bool many = view.ranks.size() > 8;
   style.width = width;
   style.cell_h = many ? detail.cell_height_many : detail.cell_height;
-  style.cell_text = std::min(fonts.mono.size * detail.cell_text_scale, style.cell_h - 4.0f);
+  style.cell_label = std::max(7.0f, fonts.mono.size * detail.label_scale);
+  // The value above the label, a pixel apart, each a pixel from the edge.
+  style.cell_text =
+      std::min(fonts.mono.size * detail.cell_text_scale, style.cell_h - style.cell_label - 4.0f);
   style.line_size = fonts.mono.size * detail.line_scale;
-  style.label_size = style.line_size * 0.92f;
+  style.label_size = std::max(fonts.mono.size * 0.72f, style.line_size * 0.92f);
   style.line_limit = detail.line_limit;
   style.tensor_only = detail.tensor_only;
   style.keep = detail.keep;
   // A training step's cells already show its numbers, and its buffers are
   // long: their names stand alone.
   style.printed_labels = detail.printed_labels && !view.training;
-  // Cells as wide as the widest value ("102.5") and no wider than needed to
-  // share the row, wrapping into more rows when there are many.
+  // Cells as wide as the widest value ("102.5") or label ("0-2,5") and no
+  // wider than needed to share the row, wrapping into more rows when there
+  // are many.
   std::size_t most_cells = 1;
   float widest = 0;
   for (const RankPanel& panel : view.ranks)
@@ -68,10 +73,12 @@ BoxStyle box_style(const FrameView& view, float width, const Detail& detail,
       if (!kept(buffer, style.keep)) continue;
       most_cells = std::max(most_cells, buffer.cells.size());
       for (const CellView& cell : buffer.cells)
-        widest = std::max(widest, fonts.mono.width(cell.text, style.cell_text));
+        widest = std::max({widest, fonts.mono.width(cell.text, style.cell_text),
+                           detail.label_widens ? fonts.mono.width(cell.ranks, style.cell_label)
+                                               : 0.0f});
     }
   const float inner = width - 2 * kPad;
-  const float least = std::max(style.cell_h >= 30 ? 40.0f : 30.0f, widest + detail.cell_padding);
+  const float least = std::max(detail.least_cell_width, widest + detail.cell_padding);
   style.cell_w =
       std::clamp(inner / static_cast<float>(most_cells) - kCellGap, least, std::max(least, 96.0f));
   style.cell_w = std::min(style.cell_w, inner);
@@ -110,123 +117,166 @@ std::string fitted_lines(const std::string& text, const FontMetrics& font, float
   return out;
 }
 
-// One rank's box at the origin, `max_height` high at most.
-PanelLayout build_panel(const RankPanel& panel, const BoxStyle& style, float max_height,
-                        const LayoutFonts& fonts) {
-  const float inner = style.width - 2 * kPad;
-  std::vector<Unit> units;
-  float y = kPad;
-  auto add_text = [&](std::string text, FontKind font, float size, Tone tone, float after) {
-    Unit unit;
-    unit.top = y;
-    unit.texts.push_back(text_item({kPad, y}, std::move(text), font, size, tone, fonts));
-    unit.bottom = y + unit.texts.back().extent.y;
-    y = unit.bottom + after;
-    units.push_back(std::move(unit));
-  };
-  // Title: the rank's color, its role, what it does in this step.
-  const float swatch_w = 12;
-  std::string title = panel.role;
-  if (panel.sends && panel.receives)
-    title += "  (sends, receives)";
-  else if (panel.sends)
-    title += "  (sends)";
-  else if (panel.receives)
-    title += "  (receives)";
-  {
-    // A narrow box drops what the rank does: its bright border says it too.
-    const float room = inner - swatch_w - 6;
-    if (fonts.ui.width(title, fonts.ui.size) > room) title = panel.role;
-    Unit unit;
-    unit.top = y;
-    unit.texts.push_back(text_item({kPad + swatch_w + 6, y},
-                                   shorten_to_width(title, fonts.ui, fonts.ui.size, room),
-                                   FontKind::Ui, fonts.ui.size, Tone::Text, fonts));
-    unit.bottom = y + fonts.ui.size;
-    y = unit.bottom + 4;
-    units.push_back(std::move(unit));
+// A cell at `box`: its value centered above its ranks label, the label along
+// the bottom (left out when the cell is too narrow for it).
+CellItem cell_item(const CellView& cell, Rect box, bool scratch, const BoxStyle& style,
+                   const LayoutFonts& fonts) {
+  CellItem item;
+  item.box = box;
+  item.ranks = cell.provenance.ranks();
+  item.outlined = scratch;
+  const float room = box.width() - 2;
+  if (!cell.ranks.empty() && fonts.mono.width(cell.ranks, style.cell_label) <= room) {
+    item.label = text_item({}, cell.ranks, FontKind::Mono, style.cell_label, Tone::OnColor, fonts);
+    item.label.at = {box.center().x - item.label.extent.x * 0.5f,
+                     box.max.y - 1 - item.label.extent.y};
   }
-  // The article's line.
-  std::string line = panel.line;
-  if (style.tensor_only) {
-    const std::size_t tensor = std::min(line.find("tensor("), line.find('['));
-    if (tensor != std::string::npos) line = line.substr(tensor);
+  // A value wider than its cell is drawn smaller.
+  float size = style.cell_text;
+  const float natural = fonts.mono.width(cell.text, size);
+  if (natural > box.width() - 6) size *= (box.width() - 6) / natural;
+  item.value = text_item({}, cell.text, FontKind::Mono, size, Tone::Text, fonts);
+  const float above = box.max.y - 1 - style.cell_label - 1;  // the label's band starts here
+  item.value.at = {box.center().x - item.value.extent.x * 0.5f,
+                   (box.min.y + above) * 0.5f - item.value.extent.y * 0.5f};
+  return item;
+}
+
+// Builds a box's units top to bottom from y = kPad; returns where they end.
+class BoxBuilder {
+ public:
+  BoxBuilder(const BoxStyle& style, const LayoutFonts& fonts) : style_(style), fonts_(fonts) {}
+
+  void text(std::string text, FontKind font, float size, Tone tone, float after) {
+    Unit unit;
+    unit.top = y_;
+    unit.texts.push_back(text_item({kPad, y_}, std::move(text), font, size, tone, fonts_));
+    unit.bottom = y_ + unit.texts.back().extent.y;
+    y_ = unit.bottom + after;
+    units_.push_back(std::move(unit));
   }
-  add_text(fitted_lines(line, fonts.mono, style.line_size, inner, style.line_limit), FontKind::Mono,
-           style.line_size, Tone::Text, 5);
-  int folded = 0;
-  for (const BufferView& buffer : panel.buffers) {
-    if (!kept(buffer, style.keep)) {
-      ++folded;
-      continue;
-    }
+
+  // Title: the rank's color (a swatch left of it), its role, what it does in
+  // this step; a narrow box drops what it does (its bright border says it too).
+  void title(const RankPanel& panel, float swatch_w) {
+    const float room = inner() - swatch_w - 6;
+    std::string title = panel.role;
+    if (panel.sends || panel.receives)
+      title += panel.sends && panel.receives ? "  (sends, receives)"
+               : panel.sends                 ? "  (sends)"
+                                             : "  (receives)";
+    if (fonts_.ui.width(title, fonts_.ui.size) > room) title = panel.role;
+    Unit unit;
+    unit.top = y_;
+    unit.texts.push_back(text_item({kPad + swatch_w + 6, y_},
+                                   shorten_to_width(title, fonts_.ui, fonts_.ui.size, room),
+                                   FontKind::Ui, fonts_.ui.size, Tone::Text, fonts_));
+    unit.bottom = y_ + fonts_.ui.size;
+    y_ = unit.bottom + 4;
+    units_.push_back(std::move(unit));
+  }
+
+  // One buffer: its name line (not for the rank's tensor), then its cells in rows.
+  void buffer(const BufferView& buffer) {
     if (!buffer.primary) {
       std::string label = buffer.label + (buffer.changed ? "  (written now)" : "") + ":";
-      if (style.printed_labels && !buffer.scratch) label += " " + buffer.printed;
-      add_text(fitted_lines(label, fonts.mono, style.label_size, inner, style.line_limit),
-               FontKind::Mono, style.label_size, Tone::Dim, 2);
+      if (style_.printed_labels && !buffer.scratch) label += " " + buffer.printed;
+      text(fitted_lines(label, fonts_.mono, style_.label_size, inner(), style_.line_limit),
+           FontKind::Mono, style_.label_size, Tone::Dim, 2);
     }
     const int per_row =
-        std::max(1, static_cast<int>((inner + kCellGap) / (style.cell_w + kCellGap)));
+        std::max(1, static_cast<int>((inner() + kCellGap) / (style_.cell_w + kCellGap)));
     const int n = static_cast<int>(buffer.cells.size());
     for (int first = 0; first < n; first += per_row) {
       Unit unit;
-      unit.top = y;
+      unit.top = y_;
       for (int i = first; i < std::min(n, first + per_row); ++i) {
-        const CellView& cell = buffer.cells[static_cast<std::size_t>(i)];
-        CellItem item;
-        item.box = Rect::at({kPad + static_cast<float>(i - first) * (style.cell_w + kCellGap), y},
-                            {style.cell_w, style.cell_h});
-        item.ranks = cell.provenance.ranks();
-        item.outlined = buffer.scratch;
-        // A value wider than its cell is drawn smaller.
-        float size = style.cell_text;
-        const float natural = fonts.mono.width(cell.text, size);
-        if (natural > style.cell_w - 6) size *= (style.cell_w - 6) / natural;
-        item.value = text_item({}, cell.text, FontKind::Mono, size, Tone::Text, fonts);
-        item.value.at = item.box.center() - item.value.extent * 0.5f;
-        unit.cells.push_back(std::move(item));
+        const Rect box = Rect::at({kPad + static_cast<float>(i - first) * (style_.cell_w + kCellGap), y_},
+                                  {style_.cell_w, style_.cell_h});
+        unit.cells.push_back(
+            cell_item(buffer.cells[static_cast<std::size_t>(i)], box, buffer.scratch, style_, fonts_));
       }
-      unit.bottom = y + style.cell_h;
-      y = unit.bottom + kCellGap;
-      units.push_back(std::move(unit));
+      unit.bottom = y_ + style_.cell_h;
+      y_ = unit.bottom + kCellGap;
+      units_.push_back(std::move(unit));
     }
   }
-  if (folded > 0)
-    add_text(shorten_to_width(
-                 "+ " + std::to_string(folded) + (folded == 1 ? " idle buffer" : " idle buffers"),
-                 fonts.mono, style.label_size, inner),
-             FontKind::Mono, style.label_size, Tone::Dim, 2);
 
+  float inner() const { return style_.width - 2 * kPad; }
+
+  // The box, `max_height` high at most: what fits of it when the units are
+  // taller, and "..." at the right end of the title line to say so.
+  PanelLayout finish(PanelLayout layout, float max_height) {
+    float height = y_ + kPad - 3;
+    std::size_t keep_units = units_.size();
+    if (height > max_height) {
+      layout.cut = true;
+      keep_units = 0;
+      while (keep_units < units_.size() && units_[keep_units].bottom + kPad <= max_height)
+        ++keep_units;
+      height = max_height;
+    }
+    if (layout.cut && keep_units > 0) {
+      // The title gives way to the "...".
+      TextItem& title = units_.front().texts.front();
+      const TextItem dots = text_item({}, "...", FontKind::Ui, fonts_.ui.size, Tone::Dim, fonts_);
+      const float right = style_.width - kPad;
+      title = text_item(title.at,
+                        shorten_to_width(title.text, fonts_.ui, fonts_.ui.size,
+                                         right - dots.extent.x - 4 - title.at.x),
+                        FontKind::Ui, fonts_.ui.size, Tone::Text, fonts_);
+      units_.front().texts.push_back(dots);
+      units_.front().texts.back().at = {right - dots.extent.x, title.at.y};
+    }
+    for (std::size_t u = 0; u < keep_units; ++u) {
+      for (TextItem& text : units_[u].texts) layout.texts.push_back(std::move(text));
+      for (CellItem& cell : units_[u].cells) layout.cells.push_back(std::move(cell));
+    }
+    if (keep_units == 0) layout.swatch = {};
+    layout.box = Rect::at({0, 0}, {style_.width, height});
+    return layout;
+  }
+
+ private:
+  const BoxStyle& style_;
+  const LayoutFonts& fonts_;
+  std::vector<Unit> units_;
+  float y_ = kPad;
+};
+
+// One rank's box at the origin, `max_height` high at most.
+PanelLayout build_panel(const RankPanel& panel, const BoxStyle& style, float max_height,
+                        const LayoutFonts& fonts) {
+  BoxBuilder box(style, fonts);
+  const float swatch_w = 12;
+  box.title(panel, swatch_w);
+  // The article's line (compact boxes leave it out: the cells show it).
+  if (style.line_size > 0) {
+    std::string line = panel.line;
+    if (style.tensor_only) {
+      const std::size_t tensor = std::min(line.find("tensor("), line.find('['));
+      if (tensor != std::string::npos) line = line.substr(tensor);
+    }
+    box.text(fitted_lines(line, fonts.mono, style.line_size, box.inner(), style.line_limit),
+             FontKind::Mono, style.line_size, Tone::Text, 5);
+  }
+  int folded = 0;
+  for (const BufferView& buffer : panel.buffers) {
+    if (kept(buffer, style.keep))
+      box.buffer(buffer);
+    else
+      ++folded;
+  }
+  if (folded > 0)
+    box.text(shorten_to_width(
+                 "+ " + std::to_string(folded) + (folded == 1 ? " idle buffer" : " idle buffers"),
+                 fonts.mono, style.label_size, box.inner()),
+             FontKind::Mono, style.label_size, Tone::Dim, 2);
   PanelLayout layout;
   layout.rank = panel.rank;
   layout.active = panel.sends || panel.receives;
   layout.swatch = Rect::at({kPad, kPad + 2}, {swatch_w, swatch_w});
-  float height = y + kPad - 3;
-  std::size_t keep_units = units.size();
-  if (height > max_height) {
-    // Keep what fits above a "..." line.
-    layout.cut = true;
-    const float ellipsis_h = style.label_size;
-    keep_units = 0;
-    while (keep_units < units.size() &&
-           units[keep_units].bottom + 2 + ellipsis_h + kPad <= max_height)
-      ++keep_units;
-    height = max_height;
-  }
-  for (std::size_t u = 0; u < keep_units; ++u) {
-    for (TextItem& text : units[u].texts) layout.texts.push_back(std::move(text));
-    for (CellItem& cell : units[u].cells) layout.cells.push_back(std::move(cell));
-  }
-  if (layout.cut) {
-    const float at = keep_units > 0 ? units[keep_units - 1].bottom + 2 : kPad;
-    if (at + style.label_size + kPad <= max_height)
-      layout.texts.push_back(
-          text_item({kPad, at}, "...", FontKind::Mono, style.label_size, Tone::Dim, fonts));
-  }
-  if (keep_units == 0) layout.swatch = {};
-  layout.box = Rect::at({0, 0}, {style.width, height});
-  return layout;
+  return box.finish(std::move(layout), max_height);
 }
 
 }  // namespace
@@ -239,6 +289,7 @@ void move_panel(PanelLayout& panel, Vec2 to) {
   for (CellItem& cell : panel.cells) {
     cell.box = {cell.box.min + by, cell.box.max + by};
     cell.value.at = cell.value.at + by;
+    cell.label.at = cell.label.at + by;
   }
 }
 

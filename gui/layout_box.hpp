@@ -17,18 +17,24 @@ struct Detail {
   float cell_height_many;  // p > 8
   Keep keep;
   bool printed_labels;    // the value printed after a non-primary buffer's name
-  float line_scale;       // the article's line, in mono font sizes
+  float line_scale;       // the article's line, in mono font sizes (0: no line)
   int line_limit;         // its lines at most (0: all)
   float cell_text_scale;  // a cell's value, in mono font sizes (at most)
-  float cell_padding;     // a cell is this much wider than its widest value
+  float cell_padding;     // a cell is this much wider than its widest value or label
   bool tensor_only;       // the article's line without "Rank 0 has data": the title says whose
+  float least_cell_width;  // cells are at least this wide
+  float label_scale;       // a cell's ranks label, in mono font sizes
+  bool label_widens;       // cells are as wide as their labels (else a label shows where it fits)
 };
+// The last two are compact: only the cells (the ring of many ranks uses them).
 inline constexpr Detail kDetails[] = {
-    {30, 24, Keep::All, true, 0.9f, 0, 1.0f, 12, false},
-    {30, 24, Keep::UserAndTouched, true, 0.9f, 0, 1.0f, 12, false},
-    {24, 22, Keep::UserAndTouched, false, 0.9f, 0, 1.0f, 10, false},
-    {22, 20, Keep::PrimaryAndTouched, false, 0.85f, 3, 0.85f, 8, false},
-    {20, 18, Keep::PrimaryAndTouched, false, 0.8f, 2, 0.8f, 8, true},
+    {30, 26, Keep::All, true, 0.9f, 0, 1.0f, 12, false, 40, 0.56f, true},
+    {30, 26, Keep::UserAndTouched, true, 0.9f, 0, 1.0f, 12, false, 40, 0.56f, true},
+    {26, 24, Keep::UserAndTouched, false, 0.9f, 0, 0.95f, 10, false, 30, 0.54f, true},
+    {24, 22, Keep::PrimaryAndTouched, false, 0.85f, 3, 0.85f, 8, false, 30, 0.52f, true},
+    {22, 21, Keep::PrimaryAndTouched, false, 0.8f, 2, 0.8f, 8, true, 30, 0.5f, true},
+    {22, 21, Keep::PrimaryAndTouched, false, 0.0f, 0, 0.72f, 3, true, 20, 0.47f, true},
+    {21, 20, Keep::PrimaryAndTouched, false, 0.0f, 0, 0.62f, 3, true, 14, 0.46f, false},
 };
 inline constexpr int kDetailLevels = static_cast<int>(std::size(kDetails));
 

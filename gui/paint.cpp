@@ -17,8 +17,10 @@ struct Painter {
 
   void text(const TextItem& item) const {
     ImFont* font = item.font == FontKind::Mono ? fonts.mono : fonts.ui;
-    list->AddText(font, item.size, at(item.at),
-                  item.tone == Tone::Dim ? kColors.dim_text : kColors.text, item.text.c_str());
+    const ImU32 color = item.tone == Tone::Dim       ? kColors.dim_text
+                        : item.tone == Tone::OnColor ? imgui_color(kCellLabelRgb)
+                                                     : kColors.text;
+    list->AddText(font, item.size, at(item.at), color, item.text.c_str());
   }
 
   void cell(const CellItem& item) const {
@@ -35,6 +37,7 @@ struct Painter {
                             rank_color(item.ranks[s]));
     }
     if (item.outlined) list->AddRect(a, b, kColors.dim_text, 3.0f, 0, 1.0f);
+    if (!item.label.text.empty()) text(item.label);  // whose inputs: dark, on the stripes
     if (item.value.text.empty()) return;  // a slot nothing was written into yet
     const Rect backing = item.value.box();
     list->AddRectFilled(at(backing.min - Vec2{3, 1}), at(backing.max + Vec2{3, 1}),

@@ -68,6 +68,7 @@ void change_settings(GuiState& state, const Settings& settings) {
     const int old_cursor = state.cursor;
     state.settings = settings;
     state.recording = std::move(recording);
+    ++state.revision;
     move_cursor(state, old_cursor);
   } catch (const std::exception& e) {
     state.error = e.what();

@@ -34,6 +34,7 @@ struct GuiState {
   float seconds_since_step = 0;   // play: time accumulated towards the next step
   std::string error;              // why the last settings change was refused
   int log_scrolled_to = -1;       // the frame the step log last scrolled to show
+  int revision = 0;               // counts the recordings: a new one, a new number
 };
 
 // ---- Commands (what the controls send).

@@ -148,6 +148,16 @@ std::shared_ptr<TrainingWalk> lay_out(RecordedStep recorded) {
   return walk;
 }
 
+// "10.00 of 20.00 us", or "980.00 us of 1.234 ms" where the units differ.
+std::string part_of(double part_s, double whole_s) {
+  const std::string part = seconds_text(part_s);
+  const std::string whole = seconds_text(whole_s);
+  const std::size_t unit = part.rfind(' ');
+  if (part.substr(unit) == whole.substr(whole.rfind(' ')))
+    return part.substr(0, unit) + " of " + whole;
+  return part + " of " + whole;
+}
+
 // The side panel's answer to "how much of the all_reduce hides behind
 // backward", as drawn and from the overlap model with this run's costs.
 std::vector<std::string> overlap_lines(const TrainingWalk& walk,
@@ -157,8 +167,7 @@ std::vector<std::string> overlap_lines(const TrainingWalk& walk,
   std::vector<std::string> lines;
   lines.push_back("as drawn: " + std::to_string(walk.steps_during_backward) + " of " +
                   std::to_string(run.steps) +
-                  " message steps run while backward computes (a layer's backward drawn as "
-                  "long as one step)");
+                  " message steps beside backward (a layer's backward as long as a step)");
   if (!is_ddp(step)) {
     lines.push_back(
         "Horovod issues a fusion buffer once it reaches the threshold or the next gradient would "
@@ -174,8 +183,8 @@ std::vector<std::string> overlap_lines(const TrainingWalk& walk,
   const training::AllReduceCost cost =
       training::simulated_all_reduce_cost(run.ranks, step.scenario.algorithm, gui_cost_model());
   const double backward_s = layer_s * layers;
-  lines.push_back("overlap model (training_sim/overlap.hpp), " + std::to_string(layers) +
-                  " layers, backward " + seconds_text(backward_s) + ":");
+  lines.push_back("overlap model, " + std::to_string(layers) + " layers, backward " +
+                  seconds_text(backward_s) + ":");
   std::vector<std::size_t> caps{parameters / static_cast<std::size_t>(layers), parameters / 2,
                                 parameters, step.scenario.bucket_floats};
   std::sort(caps.begin(), caps.end());
@@ -190,11 +199,9 @@ std::vector<std::string> overlap_lines(const TrainingWalk& walk,
     const training::OverlapReport report = training::simulate_overlap(scenario, cost);
     char percent[16];
     std::snprintf(percent, sizeof percent, "%.0f%%", 100 * report.hidden_fraction());
-    lines.push_back("cap " + std::to_string(cap) + " (" + std::to_string(cap * sizeof(float)) +
-                    " B): " + std::to_string(report.buckets.size()) +
-                    (report.buckets.size() == 1 ? " bucket, " : " buckets, ") +
-                    seconds_text(report.hidden_s()) + " of " +
-                    seconds_text(report.communication_s) + " hidden (" + percent + ")" +
+    lines.push_back("cap " + std::to_string(cap) + ": " + std::to_string(report.buckets.size()) +
+                    (report.buckets.size() == 1 ? " bucket hides " : " buckets hide ") +
+                    part_of(report.hidden_s(), report.communication_s) + " (" + percent + ")" +
                     (cap == step.scenario.bucket_floats ? "  <- this run" : ""));
   }
   return lines;

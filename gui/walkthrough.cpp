@@ -47,6 +47,15 @@ sim::Scenario collective_scenario(const Settings& settings, Collective collectiv
   if (collective == Collective::Scatter) {
     // The article's scatter_list: block d is tensor([d, d, ...]).
     scenario.input = [](int rank, std::size_t) { return static_cast<double>(rank); };
+  } else if (collective == Collective::AllToAll) {
+    // As the all_to_all lesson: entry j of rank r's input list is 10r + j
+    // (100r + j past ten ranks), so each value says who sent it (its tens)
+    // and to whom (its units), and the output lists show the transpose.
+    const std::size_t count = scenario.count;
+    const double base = settings.ranks <= 10 ? 10.0 : 100.0;
+    scenario.input = [count, base](int rank, std::size_t i) {
+      return base * rank + static_cast<double>(i / count);
+    };
   } else {
     scenario.input = sim::default_input;
   }

@@ -1,8 +1,12 @@
 // The canvas layout without a window: for every scenario, at every frame and
 // at several window sizes, no two rank boxes intersect, every box, text and
-// label lies inside the canvas (and a box's texts and cells inside the box);
-// every step changes something on the canvas; the parameter server names
-// ranks by role, with rank numbers only in the legend.
+// label lies inside the canvas (and a box's texts and cells inside the box,
+// a cell's value and ranks label inside the cell); every step changes
+// something on the canvas; the parameter server names ranks by role, with
+// rank numbers only in the legend. A ring of up to 16 ranks is a ring whose
+// arrows cross neither each other nor a box; the 16 rank colors are far
+// apart (CIEDE2000); and at 1280x800 the whole window fits, drawn by Dear
+// ImGui without a display.
 //
 // Built with the GUI, the layout is measured with the fonts the window loads
 // (DejaVu through Dear ImGui's atlas, no window needed), and the metrics are
@@ -10,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <regex>
 #include <sstream>
@@ -18,11 +23,15 @@
 
 #include "gui/frame.hpp"
 #include "gui/layout.hpp"
+#include "gui/rank_colors.hpp"
 #include "gui/state.hpp"
 
 #ifdef RINGLAB_TEST_REAL_FONTS
+#include "gui/draw.hpp"
 #include "gui/fonts.hpp"
+#include "gui/palette.hpp"
 #include "imgui.h"
+#include "imgui_internal.h"  // the windows' content and scroll sizes
 #endif
 
 using namespace ringlab;
@@ -94,6 +103,12 @@ std::vector<std::string> problems(const RanksLayout& layout, std::size_t ranks) 
         found.push_back("a cell " + text_of(cell.box) + " leaves its " + name);
       if (!cell.box.contains(cell.value.box()))
         found.push_back("the value '" + cell.value.text + "' leaves its cell in the " + name);
+      if (!cell.label.text.empty() && !cell.box.contains(cell.label.box()))
+        found.push_back("the ranks label '" + cell.label.text + "' " + text_of(cell.label.box()) +
+                        " leaves its cell " + text_of(cell.box) + " in the " + name);
+      if (!cell.label.text.empty() && cell.label.box().overlap_area(cell.value.box()) > 0)
+        found.push_back("the ranks label '" + cell.label.text + "' covers the value '" +
+                        cell.value.text + "' in the " + name);
     }
   }
   for (const LabelLayout& label : layout.labels) {
@@ -340,6 +355,77 @@ TEST_CASE("the parameter server names ranks by role; rank numbers only in the le
 }
 
 #ifdef RINGLAB_TEST_REAL_FONTS
+namespace {
+
+// The windows Dear ImGui drew whose contents are taller than they are: name,
+// and by how many pixels. Child windows are named "parent/child_ID".
+std::vector<std::string> overflowing_windows() {
+  std::vector<std::string> found;
+  for (ImGuiWindow* window : GImGui->Windows) {
+    if (!window->WasActive || (window->Flags & ImGuiWindowFlags_Tooltip)) continue;
+    const std::string name = window->Name;
+    // The step log, the step's messages and the bytes table scroll on purpose.
+    if (name.find("/log_") != std::string::npos || name.find("/messages_") != std::string::npos ||
+        name.find("bytes") != std::string::npos || name.rfind("##", 0) == 0)
+      continue;
+    if (window->ScrollMax.y > 0.5f)
+      found.push_back(name + " is " + std::to_string(static_cast<int>(window->ScrollMax.y)) +
+                      " px too short for what it holds");
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("at 1280x800 the whole window fits: the side panel and its legend are not cut") {
+  // Issue 25: at 1280x800 the legend was cut off (the side panel scrolled).
+  // Every scenario, at its own world and at 16 ranks, at a few frames, drawn
+  // by Dear ImGui with the window's fonts and style, without a display.
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1280, 800);
+  io.DeltaTime = 1.0f / 60;
+  apply_style();
+  const Fonts fonts = load_fonts(io);
+  unsigned char* pixels = nullptr;
+  int width = 0;
+  int height = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);  // builds the atlas
+  int drawn = 0;
+  for (const std::string& scenario : scenario_names()) {
+    for (int ranks : {0, kMaxRanks}) {
+      GuiState state = make_state(scenario, ranks);
+      const int frames = frame_count(state);
+      for (int frame : {0, 1, frames / 2, frames - 1}) {
+        apply(state, JumpTo{frame});
+        FrameCache cache;
+        // ImGui sizes windows from the previous frame's contents: a few frames.
+        for (int pass = 0; pass < 3; ++pass) {
+          ImGui::NewFrame();
+          (void)draw_frame(state, fonts, cache);
+          ImGui::Render();
+        }
+        ++drawn;
+        const std::vector<std::string> found = overflowing_windows();
+        CAPTURE(scenario);
+        CAPTURE(state.settings.ranks);
+        CAPTURE(frame);
+        CHECK_MESSAGE(found.empty(), (found.empty() ? "" : found.front()));
+        ImGuiWindow* legend = nullptr;
+        for (ImGuiWindow* window : GImGui->Windows)
+          if (std::string(window->Name).rfind("side/legend_", 0) == 0) legend = window;
+        REQUIRE(legend != nullptr);
+        // The legend lies inside the display, whole.
+        CHECK(legend->Pos.y + legend->Size.y <= io.DisplaySize.y);
+        CHECK(legend->ContentSize.y <= legend->Size.y);
+      }
+    }
+  }
+  MESSAGE(drawn << " frames drawn at 1280x800");
+  ImGui::DestroyContext();
+}
+
 TEST_CASE("the layout measures text exactly as Dear ImGui does") {
   ImGui::CreateContext();
   const Fonts loaded = load_fonts(ImGui::GetIO());
@@ -360,3 +446,246 @@ TEST_CASE("the layout measures text exactly as Dear ImGui does") {
   ImGui::DestroyContext();
 }
 #endif
+
+// ---- the ring ------------------------------------------------------------------
+
+namespace {
+
+float cross(Vec2 a, Vec2 b) { return a.x * b.y - a.y * b.x; }
+
+// Whether two segments cross at a point inside both.
+bool segments_cross(Vec2 a, Vec2 b, Vec2 c, Vec2 d) {
+  const float d1 = cross(b - a, c - a);
+  const float d2 = cross(b - a, d - a);
+  const float d3 = cross(d - c, a - c);
+  const float d4 = cross(d - c, b - c);
+  return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0));
+}
+
+// The least distance between a box and an arrow, measured along the arrow
+// at every pixel (0 where it passes through the box).
+float distance_to_box(const Rect& box, const ArrowLayout& arrow) {
+  const Vec2 d = arrow.to - arrow.from;
+  const int steps = std::max(1, static_cast<int>(std::hypot(d.x, d.y)));
+  float least = 1e9f;
+  for (int k = 0; k <= steps; ++k) {
+    const Vec2 p = arrow.from + d * (static_cast<float>(k) / static_cast<float>(steps));
+    const float dx = std::max({box.min.x - p.x, 0.0f, p.x - box.max.x});
+    const float dy = std::max({box.min.y - p.y, 0.0f, p.y - box.max.y});
+    least = std::min(least, std::hypot(dx, dy));
+  }
+  return least;
+}
+
+// What is wrong with a ring (empty: nothing): rank 0 on top, the others
+// clockwise; no arrow crosses another or a box it does not join; with
+// `labels`, each label beside its own arrow.
+std::vector<std::string> ring_problems(const RanksLayout& layout, bool labels = true) {
+  std::vector<std::string> found;
+  if (layout.arrangement != "ring") return {"arranged as a " + layout.arrangement + ", not a ring"};
+  const std::vector<PanelLayout>& panels = layout.panels;
+  Vec2 middle;
+  for (const PanelLayout& panel : panels) middle = middle + panel.box.center() * (1.0f / panels.size());
+  const float kTwoPi = 6.2831853f;
+  auto angle = [&](std::size_t r) {  // clockwise from the top, in [-0.1, 2 pi - 0.1)
+    const Vec2 d = panels[r].box.center() - middle;
+    return std::fmod(std::atan2(d.x, -d.y) + kTwoPi + 0.1f, kTwoPi) - 0.1f;
+  };
+  if (std::fabs(panels[0].box.center().x - layout.canvas.x * 0.5f) > 1 ||
+      std::fabs(angle(0)) > 0.01f)
+    found.push_back("rank 0 is not at the top " + text_of(panels[0].box));
+  for (std::size_t r = 1; r < panels.size(); ++r)
+    if (angle(r) <= angle(r - 1))
+      found.push_back("rank " + std::to_string(r) + " is not clockwise after rank " +
+                      std::to_string(r - 1));
+  const std::vector<ArrowLayout>& arrows = layout.arrows;
+  for (std::size_t i = 0; i < arrows.size(); ++i) {
+    const std::string name = "the arrow " + std::to_string(arrows[i].src) + "->" +
+                             std::to_string(arrows[i].dst);
+    for (std::size_t j = i + 1; j < arrows.size(); ++j)
+      if (segments_cross(arrows[i].from, arrows[i].to, arrows[j].from, arrows[j].to))
+        found.push_back(name + " crosses the arrow " + std::to_string(arrows[j].src) + "->" +
+                        std::to_string(arrows[j].dst));
+    for (const PanelLayout& panel : panels)
+      if (panel.rank != arrows[i].src && panel.rank != arrows[i].dst &&
+          panel.box.grown(-1).crossed_by(arrows[i].from, arrows[i].to))
+        found.push_back(name + " crosses the box of rank " + std::to_string(panel.rank));
+    if (!labels) continue;
+    // Its label: not far from it (a label too wide for the gap between two
+    // boxes goes above or below them), and no other arrow plainly nearer
+    // (by more than a label's height).
+    const Rect& label = layout.labels[i].box;
+    const float own = distance_to_box(label, arrows[i]);
+    if (own > 150)
+      found.push_back("the label '" + layout.labels[i].text.text + "' floats " +
+                      std::to_string(static_cast<int>(own)) + " px from " + name);
+    for (std::size_t j = 0; j < arrows.size(); ++j)
+      if (j != i && distance_to_box(label, arrows[j]) + label.height() < own)
+        found.push_back("the label '" + layout.labels[i].text.text +
+                        "' is nearer another arrow than " + name);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("a ring of 8 or 16 ranks is a ring: arrows cross nothing, labels beside them") {
+  // Issue 25: at 8 and 16 ranks the ring was drawn as a grid, with
+  // wrap-around arrows that crossed and labels that floated.
+  // Where labels go is checked with the window's own fonts: the made-up
+  // metrics' "ui" font is a third wider than DejaVu Sans, and a ring's middle
+  // has no room for 16 labels that wide beside their arrows.
+  const std::vector<LayoutFonts> all_fonts = fonts_to_try();
+  for (std::size_t f = 0; f < all_fonts.size(); ++f) {
+    const LayoutFonts& fonts = all_fonts[f];
+    const bool real_fonts = f > 0;
+    for (const auto& [scenario, ranks] :
+         {std::pair<std::string, int>{"ring_allreduce", 8}, {"ring_allreduce", 16},
+          {"all_reduce", 8}, {"all_reduce", 16}, {"reduce_scatter", 16}, {"all_gather", 8}}) {
+      GuiState state = make_state(scenario, ranks);
+      REQUIRE(state.settings.ranks == ranks);
+      for (int frame = 1; frame < frame_count(state); ++frame) {
+        apply(state, JumpTo{frame});
+        const FrameView view = build_frame(state);
+        for (const Display& display : {kDisplays[1], kDisplays[2]}) {
+          for (const Vec2& canvas : canvases_of(display)) {
+            const RanksLayout layout = layout_ranks(view, canvas, fonts);
+            CAPTURE(scenario);
+            CAPTURE(ranks);
+            CAPTURE(frame);
+            CAPTURE(display.width);
+            CAPTURE(layout.detail);
+            std::vector<std::string> found = ring_problems(layout, real_fonts);
+            const std::vector<std::string> more = problems(layout, view.ranks.size());
+            found.insert(found.end(), more.begin(), more.end());
+            if (!found.empty()) FAIL_CHECK(found.front() << " (and " << found.size() - 1 << " more)");
+            // At 8 ranks every cell a rank's input reached says whose it is.
+            if (ranks > 8) continue;
+            for (const PanelLayout& panel : layout.panels)
+              for (const CellItem& cell : panel.cells)
+                if (!cell.ranks.empty()) CHECK_MESSAGE(!cell.label.text.empty(), "rank " << panel.rank);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the checks above catch a crossing arrow, a floating label and a label out of its cell") {
+  const LayoutFonts fonts{uniform_metrics(17, 0.62f), uniform_metrics(17, 0.602f)};
+  GuiState state = make_state("ring_allreduce", 8);
+  apply(state, JumpTo{3});
+  const FrameView view = build_frame(state);
+  const RanksLayout good = layout_ranks(view, canvases_of(kDisplays[1]).front(), fonts);
+  REQUIRE(ring_problems(good).empty());
+  REQUIRE(problems(good, view.ranks.size()).empty());
+  RanksLayout crossing = good;  // the arrow 7->0 drawn to rank 3 instead
+  crossing.arrows.back().to = crossing.panels[3].box.center();
+  CHECK_FALSE(ring_problems(crossing).empty());
+  RanksLayout floating = good;
+  floating.labels[0].box = Rect::at(floating.panels[4].box.center(),
+                                    floating.labels[0].box.max - floating.labels[0].box.min);
+  CHECK_FALSE(ring_problems(floating).empty());
+  RanksLayout grid = good;
+  grid.arrangement = "grid";
+  CHECK_FALSE(ring_problems(grid).empty());
+  RanksLayout label_out = good;
+  REQUIRE_FALSE(label_out.panels[0].cells.empty());
+  CellItem& cell = label_out.panels[0].cells[0];
+  REQUIRE_FALSE(cell.label.text.empty());
+  cell.label.at.y = cell.box.max.y - 2;
+  CHECK_FALSE(problems(label_out, view.ranks.size()).empty());
+}
+
+// ---- the palette ---------------------------------------------------------------
+
+namespace {
+
+struct Lab {
+  double l, a, b;
+};
+
+// sRGB (D65) to CIELAB.
+Lab lab_of(Rgb rgb) {
+  auto linear = [](std::uint8_t v) {
+    const double u = v / 255.0;
+    return u <= 0.04045 ? u / 12.92 : std::pow((u + 0.055) / 1.055, 2.4);
+  };
+  const double r = linear(rgb.r), g = linear(rgb.g), b = linear(rgb.b);
+  const double x = (0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047;
+  const double y = 0.2126729 * r + 0.7151522 * g + 0.0721750 * b;
+  const double z = (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883;
+  auto f = [](double t) { return t > 216.0 / 24389 ? std::cbrt(t) : (24389.0 / 27 * t + 16) / 116; };
+  return {116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))};
+}
+
+// CIEDE2000 (Sharma, Wu, Dalal 2005).
+double ciede2000(Lab p, Lab q) {
+  const double pi = 3.14159265358979323846;
+  auto rad = [&](double deg) { return deg * pi / 180; };
+  const double c1 = std::hypot(p.a, p.b), c2 = std::hypot(q.a, q.b);
+  const double c_bar7 = std::pow((c1 + c2) / 2, 7);
+  const double g = 0.5 * (1 - std::sqrt(c_bar7 / (c_bar7 + std::pow(25.0, 7))));
+  const double a1 = (1 + g) * p.a, a2 = (1 + g) * q.a;
+  const double c1p = std::hypot(a1, p.b), c2p = std::hypot(a2, q.b);
+  auto hue = [&](double b, double a) {
+    if (a == 0 && b == 0) return 0.0;
+    const double h = std::atan2(b, a) * 180 / pi;
+    return h < 0 ? h + 360 : h;
+  };
+  const double h1 = hue(p.b, a1), h2 = hue(q.b, a2);
+  double dh = 0;
+  if (c1p * c2p != 0) {
+    dh = h2 - h1;
+    if (dh > 180) dh -= 360;
+    if (dh < -180) dh += 360;
+  }
+  const double dl = q.l - p.l, dc = c2p - c1p;
+  const double dhh = 2 * std::sqrt(c1p * c2p) * std::sin(rad(dh / 2));
+  const double l_bar = (p.l + q.l) / 2, c_bar = (c1p + c2p) / 2;
+  double h_bar = h1 + h2;
+  if (c1p * c2p != 0) {
+    if (std::fabs(h1 - h2) <= 180) h_bar = (h1 + h2) / 2;
+    else h_bar = h1 + h2 < 360 ? (h1 + h2 + 360) / 2 : (h1 + h2 - 360) / 2;
+  }
+  const double t = 1 - 0.17 * std::cos(rad(h_bar - 30)) + 0.24 * std::cos(rad(2 * h_bar)) +
+                   0.32 * std::cos(rad(3 * h_bar + 6)) - 0.20 * std::cos(rad(4 * h_bar - 63));
+  const double theta = 30 * std::exp(-std::pow((h_bar - 275) / 25, 2));
+  const double c_bar_p7 = std::pow(c_bar, 7);
+  const double rc = 2 * std::sqrt(c_bar_p7 / (c_bar_p7 + std::pow(25.0, 7)));
+  const double sl = 1 + 0.015 * std::pow(l_bar - 50, 2) / std::sqrt(20 + std::pow(l_bar - 50, 2));
+  const double sc = 1 + 0.045 * c_bar, sh = 1 + 0.015 * c_bar * t;
+  const double rt = -std::sin(rad(2 * theta)) * rc;
+  return std::sqrt(std::pow(dl / sl, 2) + std::pow(dc / sc, 2) + std::pow(dhh / sh, 2) +
+                   rt * (dc / sc) * (dhh / sh));
+}
+
+}  // namespace
+
+TEST_CASE("16 ranks can be told apart: their colors are far apart in CIEDE2000") {
+  // The formula, on pairs of Sharma, Wu and Dalal's published test data.
+  CHECK(ciede2000({50, 2.6772, -79.7751}, {50, 0, -82.7485}) == doctest::Approx(2.0425).epsilon(1e-4));
+  CHECK(ciede2000({50, -1.3802, -84.2814}, {50, 0, -82.7485}) == doctest::Approx(1.0000).epsilon(1e-4));
+  CHECK(ciede2000({50, 2.5, 0}, {73, 25, -18}) == doctest::Approx(27.1492).epsilon(1e-4));
+  CHECK(ciede2000({60.2574, -34.0099, 36.2677}, {60.4626, -34.1751, 39.4387}) ==
+        doctest::Approx(1.2644).epsilon(1e-4));
+  // Issue 25: "16 colours are hard to tell apart"; the old palette's
+  // closest pair was 14.4 apart. A difference of 20 is plain at a glance.
+  double closest = 1e9;
+  for (int i = 0; i < kRankColorCount; ++i)
+    for (int j = i + 1; j < kRankColorCount; ++j) {
+      const double d = ciede2000(lab_of(kRankRgb[i]), lab_of(kRankRgb[j]));
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK(d >= 20.0);
+      closest = std::min(closest, d);
+    }
+  MESSAGE("the closest two rank colors are " << closest << " apart (CIEDE2000)");
+  // Each stands out from what it is drawn on: the box, an empty cell, the
+  // backing of a cell's value.
+  for (int i = 0; i < kRankColorCount; ++i)
+    for (Rgb under : {kPanelRgb, kMissingRgb, kCellLabelRgb}) {
+      CAPTURE(i);
+      CHECK(ciede2000(lab_of(kRankRgb[i]), lab_of(under)) >= 30.0);
+    }
+}

@@ -1,12 +1,17 @@
 // The GUI's state without a window: commands move the cursor and change the
 // settings; what each rank panel would print is checked against the articles'
-// printouts, closed forms, and the simulator's own buffers.
+// printouts, closed forms, and the simulator's own buffers. Also what the side
+// panel offers: the controls a primitive has, the cost lines, the bytes sent
+// so far.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gui/frame.hpp"
+#include "gui/side_panel.hpp"
 #include "gui/state.hpp"
 #include "gui/training_walk.hpp"
 #include "simulator/param_server.hpp"
@@ -318,4 +323,120 @@ TEST_CASE("the step log follows the cursor once per move") {
   CHECK(state.log_scrolled_to == state.cursor);
   apply(state, StepForward{});
   CHECK(state.log_scrolled_to != state.cursor);  // moved: the log scrolls again
+}
+
+TEST_CASE("all_to_all's inputs are the lesson's 10r + j: the outputs are their transpose") {
+  // Issue 25: the inputs were 1 + 2r + i, so values overlapped between ranks
+  // ([1, 2], [3, 4], ...) and the transpose could not be seen. The lesson
+  // (lessons/all_to_all.cpp) gives entry j of rank r the value 10r + j; past
+  // ten ranks the GUI uses 100r + j so that a value still reads as (r, j).
+  for (const auto& [ranks, base] : {std::pair{4, 10LL}, std::pair{12, 100LL}}) {
+    CAPTURE(ranks);
+    Settings settings = primitive_defaults("all_to_all");
+    settings.ranks = ranks;
+    settings.elements = 2;
+    GuiState state = make_state(settings);
+    auto blocks_of = [&](const BufferView& buffer) {
+      std::vector<std::vector<std::string>> blocks(static_cast<std::size_t>(ranks));
+      for (std::size_t i = 0; i < buffer.cells.size(); ++i)
+        blocks[i / 2].push_back(buffer.cells[i].text);
+      return blocks;
+    };
+    const FrameView before = build_frame(state);
+    for (const RankPanel& panel : before.ranks) {
+      REQUIRE(panel.buffers.size() >= 1);
+      const auto blocks = blocks_of(panel.buffers.front());  // the input list
+      for (int j = 0; j < ranks; ++j)
+        CHECK(blocks[static_cast<std::size_t>(j)] ==
+              std::vector<std::string>(2, std::to_string(base * panel.rank + j)));
+    }
+    if (ranks == 4)
+      CHECK(before.ranks[2].line ==
+            "Rank 2 has data [tensor([20, 20]), tensor([21, 21]), tensor([22, 22]), "
+            "tensor([23, 23])]");
+    apply(state, JumpToEnd{});
+    for (const RankPanel& panel : build_frame(state).ranks) {
+      const auto recv = std::find_if(panel.buffers.begin(), panel.buffers.end(),
+                                     [](const BufferView& b) { return b.name == "recv"; });
+      REQUIRE(recv != panel.buffers.end());
+      const auto blocks = blocks_of(*recv);
+      // Block j came from rank j, which sent its entry for this rank.
+      for (int j = 0; j < ranks; ++j)
+        CHECK(blocks[static_cast<std::size_t>(j)] ==
+              std::vector<std::string>(2, std::to_string(base * j + panel.rank)));
+    }
+  }
+}
+
+TEST_CASE("the side panel offers the controls a primitive has: a barrier has no size") {
+  // Issue 25: the barrier showed "size 16 B" and an elements control.
+  const Controls barrier = controls_for(primitive_defaults("barrier"));
+  CHECK(barrier.size_label.empty());
+  CHECK_FALSE(barrier.op);
+  CHECK_FALSE(barrier.root);
+  CHECK(controls_for(primitive_defaults("all_reduce")).size_label == "elements");
+  CHECK(controls_for(primitive_defaults("all_reduce")).op);
+  CHECK(controls_for(primitive_defaults("reduce")).root);
+  CHECK(controls_for(primitive_defaults("scatter_gather")).root);
+  CHECK(controls_for(primitive_defaults("parameter_server")).size_label == "keys/server");
+  CHECK(controls_for(primitive_defaults("ddp_step")).size_label == "bucket cap");
+  CHECK(controls_for(primitive_defaults("horovod_step")).size_label == "threshold");
+  // The cost block: no size and no bandwidths for the barrier, both for a
+  // collective that moves data.
+  GuiState state = make_state("barrier");
+  apply(state, JumpTo{1});
+  const FrameView view = build_frame(state);
+  CHECK_FALSE(view.cost.carries_data);
+  for (const std::string& line : cost_lines(view)) {
+    CAPTURE(line);
+    CHECK(line.find("size ") == std::string::npos);
+    const bool bandwidth = line.find("GB/s") != std::string::npos;
+    const bool model = line.find("links") != std::string::npos;  // the model's constants
+    CHECK((!bandwidth || model));
+  }
+  GuiState reduce = make_state("all_reduce");
+  apply(reduce, JumpTo{1});
+  bool bandwidth = false;
+  for (const std::string& line : cost_lines(build_frame(reduce)))
+    bandwidth = bandwidth || line.rfind("size 16 B   algbw", 0) == 0;
+  CHECK(bandwidth);  // 2 int64 elements
+}
+
+TEST_CASE("bytes sent: this step, so far and the whole run, per rank") {
+  // Issue 25: "bytes sent ... in total" was the whole run's, not the total so
+  // far. The ring all-reduce on p ranks of p elements sends one 8-byte
+  // element per rank per step, 2(p - 1) steps.
+  for (int p : {3, 4, 6}) {
+    CAPTURE(p);
+    GuiState state = make_state("ring_allreduce", p);
+    const std::size_t all = 2 * static_cast<std::size_t>(p - 1) * 8;
+    for (int frame = 0; frame < frame_count(state); ++frame) {
+      apply(state, JumpTo{frame});
+      const CostView cost = build_frame(state).cost;
+      CAPTURE(frame);
+      REQUIRE(cost.bytes_sent_so_far.size() == static_cast<std::size_t>(p));
+      for (int r = 0; r < p; ++r) {
+        const auto ur = static_cast<std::size_t>(r);
+        CHECK(cost.step_bytes_sent[ur] == (frame > 0 ? 8u : 0u));
+        CHECK(cost.bytes_sent_so_far[ur] == static_cast<std::size_t>(frame) * 8);
+        CHECK(cost.total_bytes_sent[ur] == all);
+      }
+    }
+  }
+  CHECK(std::string(kBytesColumns[2]) == "so far");
+  CHECK(std::string(kBytesColumns[3]) == "in all");
+}
+
+TEST_CASE("a new recording gets a new revision; moving the cursor keeps it") {
+  // The window keeps the frame and its layout until the revision or the
+  // cursor changes (gui/draw.hpp's FrameCache).
+  GuiState state = make_state("all_reduce");
+  const int first = state.revision;
+  apply(state, StepForward{});
+  apply(state, Tick{0.5f});
+  CHECK(state.revision == first);
+  apply(state, SetRanks{5});
+  CHECK(state.revision == first + 1);
+  apply(state, SetRanks{kMaxRanks + 1});  // refused: the recording stays
+  CHECK(state.revision == first + 1);
 }
