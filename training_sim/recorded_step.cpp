@@ -1,6 +1,7 @@
 #include "training_sim/recorded_step.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 
@@ -163,6 +164,128 @@ std::string bucket_region_name(GradientSync sync, int bucket) {
   return (sync == GradientSync::Ddp ? "bucket " : "fusion buffer ") + std::to_string(bucket);
 }
 
+namespace {
+
+// What one rank records: its compute side in `out`, its buckets, its log.
+struct RankOutput {
+  RankRecord& out;
+  std::vector<GradientBucket>& buckets;
+  sim::RankLog& log;
+};
+
+// Forward, backward and step() through DistributedDataParallel, its buckets
+// all-reduced as backward fills them.
+void ddp_step(Module& model, ProcessGroup& pg, StepTransport& transport, double lr,
+              std::size_t cap_bytes, const std::function<void(int, const Tensor&)>& issued,
+              RankOutput& rank) {
+  const FloatTensor x = walkthrough_inputs(pg.rank());
+  const FloatTensor y = walkthrough_targets(pg.rank());
+  MSELoss loss_fn;
+  DdpOptions ddp_options;
+  ddp_options.bucket_cap_mb = static_cast<double>(cap_bytes) / (1024.0 * 1024.0);
+  ddp_options.first_bucket_bytes = cap_bytes;
+  DistributedDataParallel ddp(model, pg, ddp_options);
+  rank.out.before = values_of(model);
+  for (const DdpBucket& b : ddp.buckets()) rank.buckets.push_back({b.parameters, b.offsets, b.numel});
+  ddp.set_bucket_hook(issued);
+  SGD optimizer(ddp.parameters(), {.lr = lr});
+  optimizer.zero_grad();
+  transport.start();
+  rank.out.loss = loss_fn.forward(ddp.forward(x), y);
+  ddp.backward(loss_fn.backward());
+  optimizer.step();
+}
+
+// The same through the Horovod-style DistributedOptimizer: fusion buffers
+// issued as they fill, the last one by step(). `backward_done` is set
+// between backward and step().
+void horovod_step(Module& model, ProcessGroup& pg, StepTransport& transport, double lr,
+                  std::size_t cap_bytes, const std::function<void(int, const Tensor&)>& issued,
+                  bool& backward_done, RankOutput& rank) {
+  const FloatTensor x = walkthrough_inputs(pg.rank());
+  const FloatTensor y = walkthrough_targets(pg.rank());
+  MSELoss loss_fn;
+  const std::vector<NamedParameter> params = model.named_parameters();
+  hvd::Horovod hvd = hvd::init(pg);
+  hvd::broadcast_parameters(hvd, model, 0);
+  rank.out.before = values_of(model);
+  SGD sgd(model.parameters(), {.lr = lr});
+  hvd::DistributedOptimizer optimizer(hvd, sgd, model.named_parameters(),
+                                      {.fusion_threshold_bytes = cap_bytes});
+  optimizer.set_fusion_hook([&](const hvd::Fusion& fusion, const Tensor& buffer) {
+    GradientBucket bucket;
+    for (const std::string& name : fusion.tensors) {
+      const auto at = std::find_if(params.begin(), params.end(),
+                                   [&](const NamedParameter& p) { return p.name == name; });
+      bucket.parameters.push_back(static_cast<int>(at - params.begin()));
+      bucket.offsets.push_back(bucket.numel);
+      bucket.numel += at->parameter->value.numel();
+    }
+    rank.buckets.push_back(std::move(bucket));
+    issued(static_cast<int>(rank.buckets.size()) - 1, buffer);
+  });
+  optimizer.zero_grad();
+  transport.start();
+  rank.out.loss = loss_fn.forward(model.forward(x), y);
+  model.backward(loss_fn.backward());
+  backward_done = true;
+  optimizer.step();
+}
+
+// One rank of the step, on its thread: the model, its hooks noting each
+// gradient and each issued all_reduce, the step, what it ended with.
+void record_rank(const StepScenario& scenario, double lr, Transport& inner, RankOutput rank) {
+  sim::RecordingTransport recording(inner, {.values = true});
+  auto transport = std::make_shared<StepTransport>(inner, recording);
+  ProcessGroupOptions options;
+  options.check_arguments = false;  // only the all_reduces: what the walkthrough shows
+  options.algorithms[Collective::AllReduce] = scenario.algorithm;
+  ProcessGroup pg(transport, options);
+
+  std::unique_ptr<Sequential> model = walkthrough_model(inner.rank());
+  const std::vector<NamedParameter> params = model->named_parameters();
+  RankRecord& out = rank.out;
+  out.initial = values_of(*model);
+  out.local_gradients.resize(params.size());
+  // Added before the synchronizer's hooks, so each gradient is noted before
+  // the synchronizer acts on it (and maybe issues an all_reduce).
+  for (std::size_t k = 0; k < params.size(); ++k)
+    params[k].parameter->add_grad_hook([&out, k](Parameter& p) {
+      out.events.push_back({StepEvent::Kind::GradientReady, static_cast<int>(k)});
+      out.local_gradients[k] = copy_of(p.grad);
+    });
+  out.inputs = copy_of(walkthrough_inputs(inner.rank()));
+  out.targets = copy_of(walkthrough_targets(inner.rank()));
+  bool backward_done = false;
+  auto issued = [&](int bucket, const Tensor& buffer) {
+    out.events.push_back({StepEvent::Kind::AllReduceIssued, bucket, backward_done});
+    transport->name_when_touched(buffer.bytes(), bucket_region_name(scenario.sync, bucket));
+  };
+  const std::size_t cap_bytes = scenario.bucket_floats * sizeof(float);
+  if (scenario.sync == GradientSync::Ddp)
+    ddp_step(*model, pg, *transport, lr, cap_bytes, issued, rank);
+  else
+    horovod_step(*model, pg, *transport, lr, cap_bytes, issued, backward_done, rank);
+  out.averaged_gradients = gradients_of(*model);
+  out.after = values_of(*model);
+  rank.log = recording.take_log();
+}
+
+// Every rank filled the same buckets: they are the step's.
+std::vector<GradientBucket> same_buckets(const std::vector<std::vector<GradientBucket>>& of_rank) {
+  for (std::size_t r = 1; r < of_rank.size(); ++r) {
+    bool same = of_rank[r].size() == of_rank[0].size();
+    for (std::size_t b = 0; same && b < of_rank[r].size(); ++b)
+      same = of_rank[r][b].parameters == of_rank[0][b].parameters;
+    if (!same)
+      throw std::logic_error("training step: rank " + std::to_string(r) +
+                             " filled other buckets than rank 0");
+  }
+  return of_rank[0];
+}
+
+}  // namespace
+
 RecordedStep record_training_step(const StepScenario& scenario) {
   check(scenario);
   const int world = scenario.ranks;
@@ -176,98 +299,11 @@ RecordedStep record_training_step(const StepScenario& scenario) {
   step.ranks.resize(static_cast<std::size_t>(world));
   std::vector<std::vector<GradientBucket>> buckets(static_cast<std::size_t>(world));
   std::vector<sim::RankLog> logs(static_cast<std::size_t>(world));
-  const std::size_t cap_bytes = scenario.bucket_floats * sizeof(float);
-
   run_world(world, [&](Transport& inner) {
-    const int rank = inner.rank();
-    RankRecord& out = step.ranks[static_cast<std::size_t>(rank)];
-    std::vector<GradientBucket>& my_buckets = buckets[static_cast<std::size_t>(rank)];
-    sim::RecordingTransport recording(inner, {.values = true});
-    auto transport = std::make_shared<StepTransport>(inner, recording);
-    ProcessGroupOptions options;
-    options.check_arguments = false;  // only the all_reduces: what the walkthrough shows
-    options.algorithms[Collective::AllReduce] = scenario.algorithm;
-    ProcessGroup pg(transport, options);
-
-    std::unique_ptr<Sequential> model = walkthrough_model(rank);
-    const std::vector<NamedParameter> params = model->named_parameters();
-    out.initial = values_of(*model);
-    out.local_gradients.resize(params.size());
-    // Added before the synchronizer's hooks, so each gradient is noted before
-    // the synchronizer acts on it (and maybe issues an all_reduce).
-    for (std::size_t k = 0; k < params.size(); ++k)
-      params[k].parameter->add_grad_hook([&out, k](Parameter& p) {
-        out.events.push_back({StepEvent::Kind::GradientReady, static_cast<int>(k)});
-        out.local_gradients[k] = copy_of(p.grad);
-      });
-    const FloatTensor x = walkthrough_inputs(rank);
-    const FloatTensor y = walkthrough_targets(rank);
-    out.inputs = copy_of(x);
-    out.targets = copy_of(y);
-    MSELoss loss_fn;
-    bool backward_done = false;
-    auto issued = [&](int bucket, const Tensor& buffer) {
-      out.events.push_back({StepEvent::Kind::AllReduceIssued, bucket, backward_done});
-      transport->name_when_touched(buffer.bytes(), bucket_region_name(scenario.sync, bucket));
-    };
-
-    if (scenario.sync == GradientSync::Ddp) {
-      DdpOptions ddp_options;
-      ddp_options.bucket_cap_mb = static_cast<double>(cap_bytes) / (1024.0 * 1024.0);
-      ddp_options.first_bucket_bytes = cap_bytes;
-      DistributedDataParallel ddp(*model, pg, ddp_options);
-      out.before = values_of(*model);
-      for (const DdpBucket& b : ddp.buckets())
-        my_buckets.push_back({b.parameters, b.offsets, b.numel});
-      ddp.set_bucket_hook(issued);
-      SGD optimizer(ddp.parameters(), {.lr = step.lr});
-      optimizer.zero_grad();
-      transport->start();
-      out.loss = loss_fn.forward(ddp.forward(x), y);
-      ddp.backward(loss_fn.backward());
-      optimizer.step();
-    } else {
-      hvd::Horovod hvd = hvd::init(pg);
-      hvd::broadcast_parameters(hvd, *model, 0);
-      out.before = values_of(*model);
-      SGD sgd(model->parameters(), {.lr = step.lr});
-      hvd::DistributedOptimizer optimizer(hvd, sgd, model->named_parameters(),
-                                          {.fusion_threshold_bytes = cap_bytes});
-      optimizer.set_fusion_hook([&](const hvd::Fusion& fusion, const Tensor& buffer) {
-        GradientBucket bucket;
-        for (const std::string& name : fusion.tensors) {
-          const auto at = std::find_if(params.begin(), params.end(),
-                                       [&](const NamedParameter& p) { return p.name == name; });
-          bucket.parameters.push_back(static_cast<int>(at - params.begin()));
-          bucket.offsets.push_back(bucket.numel);
-          bucket.numel += at->parameter->value.numel();
-        }
-        my_buckets.push_back(std::move(bucket));
-        issued(static_cast<int>(my_buckets.size()) - 1, buffer);
-      });
-      optimizer.zero_grad();
-      transport->start();
-      out.loss = loss_fn.forward(model->forward(x), y);
-      model->backward(loss_fn.backward());
-      backward_done = true;
-      optimizer.step();
-    }
-    out.averaged_gradients = gradients_of(*model);
-    out.after = values_of(*model);
-    logs[static_cast<std::size_t>(rank)] = recording.take_log();
+    const auto r = static_cast<std::size_t>(inner.rank());
+    record_rank(scenario, step.lr, inner, {step.ranks[r], buckets[r], logs[r]});
   });
-
-  for (int r = 1; r < world; ++r) {
-    const auto& mine = buckets[static_cast<std::size_t>(r)];
-    const auto& first = buckets[0];
-    bool same = mine.size() == first.size();
-    for (std::size_t b = 0; same && b < mine.size(); ++b)
-      same = mine[b].parameters == first[b].parameters;
-    if (!same)
-      throw std::logic_error("training step: rank " + std::to_string(r) +
-                             " filled other buckets than rank 0");
-  }
-  step.buckets = buckets[0];
+  step.buckets = same_buckets(buckets);
 
   sim::RunInfo info;
   info.operation = scenario.sync == GradientSync::Ddp ? "ddp_step" : "horovod_step";
