@@ -133,8 +133,9 @@ void draw_traffic(const FrameView& view, float height, const Fonts& fonts) {
                          .y +
                      style.ItemSpacing.y;
   const float table_need = row * static_cast<float>(ranks + 1) + 2 * style.CellPadding.y + 2;
-  const float table_h = std::clamp(std::min(table_need, std::max(room * 0.6f, room - messages_need)),
-                                   std::min(2 * row, room), room);
+  const float table_h =
+      std::clamp(std::min(table_need, std::max(room * 0.6f, room - messages_need)),
+                 std::min(2 * row, room), room);
   // (A child of height 0 would take all the height left: 1 at least.)
   ImGui::BeginChild("messages", ImVec2(0, std::max(1.0f, std::min(messages_need, room - table_h))),
                     false);
@@ -152,7 +153,7 @@ void draw_traffic(const FrameView& view, float height, const Fonts& fonts) {
   ImGui::TableHeadersRow();
   auto at = [](const std::vector<std::size_t>& per_rank, int r) {
     return r < static_cast<int>(per_rank.size()) ? per_rank[static_cast<std::size_t>(r)]
-                                                  : std::size_t{0};
+                                                 : std::size_t{0};
   };
   for (int r = 0; r < ranks; ++r) {
     ImGui::TableNextRow();

@@ -1,12 +1,13 @@
 // The frames of a collective and of the parameter server: every rank's
 // buffers from a replay of the record, the step's messages and the cost.
 // A training step's frames are training_frame.cpp's.
+#include "gui/frame.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <set>
 
-#include "gui/frame.hpp"
 #include "gui/frame_parts.hpp"
 #include "gui/training_walk.hpp"
 
@@ -67,7 +68,8 @@ Touched touched_in(const sim::Run& run, sim::Step step) {
   if (step == 0) return touched;
   for (sim::Step k = step == 1 ? 0 : step; k <= step; ++k)
     for (const sim::Write& w : run.writes_in(k)) touched.written.insert(w.dst.region);
-  for (const sim::Message& message : run.messages_in(step)) touched.read.insert(message.from.region);
+  for (const sim::Message& message : run.messages_in(step))
+    touched.read.insert(message.from.region);
   return touched;
 }
 
@@ -131,17 +133,16 @@ std::string frame_sentence(const Recording& recording, const FrameRef& frame) {
   const Act& act = recording.acts.at(static_cast<std::size_t>(frame.act));
   if (act.training) return training_sentence(act, static_cast<int>(frame.step));
   const sim::Run& run = act.run;
-  const std::string part =
-      recording.acts.size() > 1 ? " (part " + std::to_string(frame.act + 1) + " of " +
-                                      std::to_string(recording.acts.size()) + ")"
-                                : "";
+  const std::string part = recording.acts.size() > 1
+                               ? " (part " + std::to_string(frame.act + 1) + " of " +
+                                     std::to_string(recording.acts.size()) + ")"
+                               : "";
   if (frame.step == 0)
     return recording.acts[frame.act].title + part + ", before step 1: every " +
            (run.operation == "parameter_server" ? "server and worker" : "rank") +
            " holds its input";
-  std::string sentence = "step " + std::to_string(frame.step) + " of " +
-                         std::to_string(run.steps) + part + ", " + phase_name(run, frame.step) +
-                         ": ";
+  std::string sentence = "step " + std::to_string(frame.step) + " of " + std::to_string(run.steps) +
+                         part + ", " + phase_name(run, frame.step) + ": ";
   const auto in_step = run.messages_in(frame.step);
   if (in_step.empty()) {
     sentence += "no messages; ranks work on their own buffers";
@@ -168,9 +169,9 @@ FrameView build_frame(const Recording& recording, int frame_index) {
   const sim::Run& run = act.run;
   FrameView view;
   view.act_title = act.title;
-  view.position = frame.step == 0 ? "before step 1"
-                                  : "step " + std::to_string(frame.step) + " of " +
-                                        std::to_string(run.steps);
+  view.position = frame.step == 0
+                      ? "before step 1"
+                      : "step " + std::to_string(frame.step) + " of " + std::to_string(run.steps);
   view.sentence = sentence;
   if (!run.values_recorded) view.values_note = run.values_note;
   view.legend = legend_of(run);

@@ -58,7 +58,7 @@ struct CostView {
   std::vector<std::size_t> step_bytes_sent;    // per rank, this step
   std::vector<std::size_t> bytes_sent_so_far;  // per rank, through this step
   std::vector<std::size_t> total_bytes_sent;   // per rank, the whole act
-  bool carries_data = true;  // false for a barrier: no size, algbw or busbw
+  bool carries_data = true;                    // false for a barrier: no size, algbw or busbw
   std::size_t size_bytes = 0;
   double algbw_GBps = 0;
   double busbw_GBps = 0;

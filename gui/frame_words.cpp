@@ -111,8 +111,8 @@ namespace {
 
 // Ranks with roles, grouped by the role's word: "server 1", "worker 0",
 // "worker 2" -> {"server", {"1"}}, {"worker", {"0", "2"}}.
-std::vector<std::pair<std::string, std::vector<std::string>>> role_groups(
-    const sim::Run& run, const sim::RankSet& set) {
+std::vector<std::pair<std::string, std::vector<std::string>>> role_groups(const sim::Run& run,
+                                                                          const sim::RankSet& set) {
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
   for (int rank : set.ranks()) {
     const std::string role = role_of(run, rank);
@@ -257,7 +257,8 @@ std::string message_clause(const sim::Run& run, const sim::Message& message) {
   std::string clause = role_of(run, message.src) + " sends " + location_label(run, message.from) +
                        " to " + role_of(run, message.dst);
   if (message.reduced) return clause + ", which " + op_verb(message.reduce_op);
-  if (message.to.region < 0) return clause + ", which stores it as its " + location_label(run, message.to);
+  if (message.to.region < 0)
+    return clause + ", which stores it as its " + location_label(run, message.to);
   const sim::Region& landing = run.regions[static_cast<std::size_t>(message.to.region)];
   if (!is_user_region(run, landing))
     return clause + ", which receives it into its " + short_name(landing.name);
@@ -279,7 +280,8 @@ std::string phase_name(const sim::Run& run, sim::Step step) {
     if (algorithm == "ring" || algorithm == "rabenseifner")
       return reduces ? "reduce-scatter" : "all-gather";
     if (algorithm == "reduce_broadcast") return reduces ? "reduce" : "broadcast";
-    if (algorithm == "binary_tree") return reduces ? "reduce up the tree" : "broadcast down the tree";
+    if (algorithm == "binary_tree")
+      return reduces ? "reduce up the tree" : "broadcast down the tree";
     return reduces ? "exchange and reduce" : "exchange";
   }
   if (op == "parameter_server") {

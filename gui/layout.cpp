@@ -228,8 +228,8 @@ bool lay_out_cut_ring(RanksLayout& layout, const FrameView& view, const LayoutFo
   const Vec2 size = largest_ring_box(view.ranks.size(), layout.canvas);
   if (size.x <= 0) return false;
   std::vector<PanelLayout> panels =
-      build_panels(view, std::vector<float>(view.ranks.size(), size.x),
-                   kDetails[kDetailLevels - 1], size.y, fonts);
+      build_panels(view, std::vector<float>(view.ranks.size(), size.x), kDetails[kDetailLevels - 1],
+                   size.y, fonts);
   if (!place_ring(panels, layout.canvas)) return false;
   // A box cut down to no cells at all shows nothing of its rank's data: rows
   // of larger boxes do better then.
@@ -283,7 +283,8 @@ void lay_out_rows(RanksLayout& layout, const FrameView& view, const LayoutFonts&
   for (float g : least_gaps(rows, gap)) gap_total += g;
   const float share =
       std::max(0.0f, (canvas.y - 2 * kMargin - gap_total) / static_cast<float>(rows.rows.size()));
-  layout.panels = build_panels(view, widths_in(rows), kDetails[std::size(kLevelCost) - 1], share, fonts);
+  layout.panels =
+      build_panels(view, widths_in(rows), kDetails[std::size(kLevelCost) - 1], share, fonts);
   place_rows(layout.panels, rows, canvas, gap);
   layout.arrangement = roles ? "groups" : "grid";
   layout.detail = kDetailLevels;

@@ -46,8 +46,8 @@ float distance_to(const Rect& box, const ArrowLayout& arrow) {
   for (int k = 0; k < 4; ++k) {
     const Vec2 a = corners[k];
     const Vec2 b = corners[(k + 1) % 4];
-    least = std::min({least, distance_to(a, arrow), distance_to(arrow.from, a, b),
-                      distance_to(arrow.to, a, b)});
+    least = std::min(
+        {least, distance_to(a, arrow), distance_to(arrow.from, a, b), distance_to(arrow.to, a, b)});
   }
   return least;
 }
@@ -117,8 +117,8 @@ void place_arrows(RanksLayout& layout, const FrameView& view, const LayoutFonts&
               break;
             }
           const Vec2 off = candidate.center() - anchor;
-          const float score = cover * 100 + std::sqrt(off.x * off.x + off.y * off.y) +
-                              (t == 0.5f ? 0.0f : 8.0f);
+          const float score =
+              cover * 100 + std::sqrt(off.x * off.x + off.y * off.y) + (t == 0.5f ? 0.0f : 8.0f);
           if (score < best_score) {
             best_score = score;
             best = candidate;

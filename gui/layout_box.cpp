@@ -73,9 +73,9 @@ BoxStyle box_style(const FrameView& view, float width, const Detail& detail,
       if (!kept(buffer, style.keep)) continue;
       most_cells = std::max(most_cells, buffer.cells.size());
       for (const CellView& cell : buffer.cells)
-        widest = std::max({widest, fonts.mono.width(cell.text, style.cell_text),
-                           detail.label_widens ? fonts.mono.width(cell.ranks, style.cell_label)
-                                               : 0.0f});
+        widest =
+            std::max({widest, fonts.mono.width(cell.text, style.cell_text),
+                      detail.label_widens ? fonts.mono.width(cell.ranks, style.cell_label) : 0.0f});
     }
   const float inner = width - 2 * kPad;
   const float least = std::max(detail.least_cell_width, widest + detail.cell_padding);
@@ -191,10 +191,11 @@ class BoxBuilder {
       Unit unit;
       unit.top = y_;
       for (int i = first; i < std::min(n, first + per_row); ++i) {
-        const Rect box = Rect::at({kPad + static_cast<float>(i - first) * (style_.cell_w + kCellGap), y_},
-                                  {style_.cell_w, style_.cell_h});
-        unit.cells.push_back(
-            cell_item(buffer.cells[static_cast<std::size_t>(i)], box, buffer.scratch, style_, fonts_));
+        const Rect box =
+            Rect::at({kPad + static_cast<float>(i - first) * (style_.cell_w + kCellGap), y_},
+                     {style_.cell_w, style_.cell_h});
+        unit.cells.push_back(cell_item(buffer.cells[static_cast<std::size_t>(i)], box,
+                                       buffer.scratch, style_, fonts_));
       }
       unit.bottom = y_ + style_.cell_h;
       y_ = unit.bottom + kCellGap;

@@ -102,7 +102,8 @@ bool fits_as_ring(const std::vector<PanelLayout>& panels) {
 
 std::vector<float> ring_widths(std::size_t ranks, Vec2 canvas) {
   const float divisor = ranks <= 4 ? 3.6f : ranks <= 8 ? 4.2f : 5.6f;
-  const float widest = std::min(std::clamp(canvas.x / divisor, 150.0f, 280.0f), canvas.x - 2 * kMargin);
+  const float widest =
+      std::min(std::clamp(canvas.x / divisor, 150.0f, 280.0f), canvas.x - 2 * kMargin);
   std::vector<float> widths;
   for (float w = widest; w >= 96.0f; w *= 0.9f) widths.push_back(std::floor(w));
   return widths;

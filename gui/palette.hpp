@@ -7,7 +7,9 @@
 
 namespace ringlab::gui {
 
-constexpr ImU32 imgui_color(Rgb rgb, int alpha = 255) { return IM_COL32(rgb.r, rgb.g, rgb.b, alpha); }
+constexpr ImU32 imgui_color(Rgb rgb, int alpha = 255) {
+  return IM_COL32(rgb.r, rgb.g, rgb.b, alpha);
+}
 
 struct Colors {
   ImVec4 background{0.09f, 0.10f, 0.12f, 1.0f};

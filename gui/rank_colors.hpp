@@ -28,9 +28,9 @@ inline constexpr Rgb kRankRgb[kRankColorCount] = {
 };
 
 // What the rank colors are drawn on and beside.
-inline constexpr Rgb kPanelRgb{34, 38, 46};         // a rank's box
-inline constexpr Rgb kMissingRgb{58, 62, 70};       // a cell with no rank's input yet
-inline constexpr Rgb kCellLabelRgb{16, 18, 22};     // behind a cell's value and ranks
+inline constexpr Rgb kPanelRgb{34, 38, 46};      // a rank's box
+inline constexpr Rgb kMissingRgb{58, 62, 70};    // a cell with no rank's input yet
+inline constexpr Rgb kCellLabelRgb{16, 18, 22};  // behind a cell's value and ranks
 inline constexpr Rgb kTextRgb{235, 238, 242};
 inline constexpr Rgb kArrowRgb{255, 210, 90};
 

@@ -16,7 +16,8 @@ void run_screenshot(const GuiState& state, const WindowOptions& options, const s
   // The commands a screenshot frame returns are dropped: nothing clicks.
   FrameCache cache;
   render_png(
-      options, [&state, &cache](float, const Fonts& fonts) { (void)draw_frame(state, fonts, cache); },
+      options,
+      [&state, &cache](float, const Fonts& fonts) { (void)draw_frame(state, fonts, cache); },
       png_path);
 }
 

@@ -1,11 +1,13 @@
 #include "gui/screenshot.hpp"
 
 #include <GLFW/glfw3.h>  // includes GL/gl.h
+// clang-format off: glext.h needs gl.h first
 #include <GL/glext.h>
+// clang-format on
 
 #include <cstddef>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "ops/atomic_file.hpp"

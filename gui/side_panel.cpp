@@ -28,8 +28,8 @@ std::vector<std::string> cost_lines(const FrameView& view) {
   const sim::CostModel model = gui_cost_model();
   std::vector<std::string> lines;
   char text[160];
-  std::snprintf(text, sizeof text, "alpha %s, links %.1f GB/s",
-                seconds_text(model.alpha_s).c_str(), model.bandwidth_Bps / 1e9);
+  std::snprintf(text, sizeof text, "alpha %s, links %.1f GB/s", seconds_text(model.alpha_s).c_str(),
+                model.bandwidth_Bps / 1e9);
   lines.emplace_back(text);
   if (cost.has_step)
     lines.push_back("this step:   " + seconds_text(cost.step_seconds));

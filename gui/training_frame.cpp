@@ -254,9 +254,9 @@ BufferView bucket_buffer(const TickState& at, const training::RankRecord& record
       if (divided) {
         // DDP divided the bucket in place and copied it into .grad.
         const float value = record.averaged_gradients[p][i];
-        buffer.cells.push_back(make_cell(
-            at.run(), number_text(value),
-            region >= 0 ? at.final_state.provenance_at(region, e) : sim::RankSet{}));
+        buffer.cells.push_back(
+            make_cell(at.run(), number_text(value),
+                      region >= 0 ? at.final_state.provenance_at(region, e) : sim::RankSet{}));
         flat.push_back(value);
       } else if (region >= 0 && (started || produced)) {
         const double value = values.item_as_double(e);
@@ -265,8 +265,7 @@ BufferView bucket_buffer(const TickState& at, const training::RankRecord& record
         flat.push_back(static_cast<float>(value));
       } else if (produced) {
         const float value = record.local_gradients[p][i];
-        buffer.cells.push_back(
-            make_cell(at.run(), number_text(value), sim::RankSet::single(rank)));
+        buffer.cells.push_back(make_cell(at.run(), number_text(value), sim::RankSet::single(rank)));
         flat.push_back(value);
       } else {
         buffer.cells.push_back({});  // backward has not produced it yet
@@ -316,8 +315,8 @@ void add_scratch(const TickState& at, int rank, RankPanel& panel) {
     buffer.sent = at.read.count(id) > 0;
     const Tensor values = at.replay.tensor(id);
     for (std::size_t i = 0; i < values.numel(); ++i)
-      buffer.cells.push_back(make_cell(run, number_text(values.item_as_double(i)),
-                                       at.replay.provenance_at(id, i)));
+      buffer.cells.push_back(
+          make_cell(run, number_text(values.item_as_double(i)), at.replay.provenance_at(id, i)));
     buffer.printed = values.to_string();
     buffer.block = buffer.cells.size();
     panel.buffers.push_back(std::move(buffer));
@@ -362,7 +361,8 @@ FrameView build_training_frame(const Act& act, int t, const std::string& sentenc
     panel.buffers.push_back(parameters_buffer(at, record));
     for (std::size_t b = 0; b < step.buckets.size(); ++b)
       panel.buffers.push_back(bucket_buffer(at, record, rank, b));
-    if (!is_ddp(step) && t >= walk.divide_tick) panel.buffers.push_back(averaged_buffer(at, record));
+    if (!is_ddp(step) && t >= walk.divide_tick)
+      panel.buffers.push_back(averaged_buffer(at, record));
     if (at.tick.step_runs) add_scratch(at, rank, panel);
     view.ranks.push_back(std::move(panel));
   }

@@ -485,7 +485,8 @@ std::vector<std::string> ring_problems(const RanksLayout& layout, bool labels = 
   if (layout.arrangement != "ring") return {"arranged as a " + layout.arrangement + ", not a ring"};
   const std::vector<PanelLayout>& panels = layout.panels;
   Vec2 middle;
-  for (const PanelLayout& panel : panels) middle = middle + panel.box.center() * (1.0f / panels.size());
+  for (const PanelLayout& panel : panels)
+    middle = middle + panel.box.center() * (1.0f / panels.size());
   const float kTwoPi = 6.2831853f;
   auto angle = [&](std::size_t r) {  // clockwise from the top, in [-0.1, 2 pi - 0.1)
     const Vec2 d = panels[r].box.center() - middle;
@@ -500,8 +501,8 @@ std::vector<std::string> ring_problems(const RanksLayout& layout, bool labels = 
                       std::to_string(r - 1));
   const std::vector<ArrowLayout>& arrows = layout.arrows;
   for (std::size_t i = 0; i < arrows.size(); ++i) {
-    const std::string name = "the arrow " + std::to_string(arrows[i].src) + "->" +
-                             std::to_string(arrows[i].dst);
+    const std::string name =
+        "the arrow " + std::to_string(arrows[i].src) + "->" + std::to_string(arrows[i].dst);
     for (std::size_t j = i + 1; j < arrows.size(); ++j)
       if (segments_cross(arrows[i].from, arrows[i].to, arrows[j].from, arrows[j].to))
         found.push_back(name + " crosses the arrow " + std::to_string(arrows[j].src) + "->" +
@@ -539,9 +540,12 @@ TEST_CASE("a ring of 8 or 16 ranks is a ring: arrows cross nothing, labels besid
   for (std::size_t f = 0; f < all_fonts.size(); ++f) {
     const LayoutFonts& fonts = all_fonts[f];
     const bool real_fonts = f > 0;
-    for (const auto& [scenario, ranks] :
-         {std::pair<std::string, int>{"ring_allreduce", 8}, {"ring_allreduce", 16},
-          {"all_reduce", 8}, {"all_reduce", 16}, {"reduce_scatter", 16}, {"all_gather", 8}}) {
+    for (const auto& [scenario, ranks] : {std::pair<std::string, int>{"ring_allreduce", 8},
+                                          {"ring_allreduce", 16},
+                                          {"all_reduce", 8},
+                                          {"all_reduce", 16},
+                                          {"reduce_scatter", 16},
+                                          {"all_gather", 8}}) {
       GuiState state = make_state(scenario, ranks);
       REQUIRE(state.settings.ranks == ranks);
       for (int frame = 1; frame < frame_count(state); ++frame) {
@@ -558,12 +562,14 @@ TEST_CASE("a ring of 8 or 16 ranks is a ring: arrows cross nothing, labels besid
             std::vector<std::string> found = ring_problems(layout, real_fonts);
             const std::vector<std::string> more = problems(layout, view.ranks.size());
             found.insert(found.end(), more.begin(), more.end());
-            if (!found.empty()) FAIL_CHECK(found.front() << " (and " << found.size() - 1 << " more)");
+            if (!found.empty())
+              FAIL_CHECK(found.front() << " (and " << found.size() - 1 << " more)");
             // At 8 ranks every cell a rank's input reached says whose it is.
             if (ranks > 8) continue;
             for (const PanelLayout& panel : layout.panels)
               for (const CellItem& cell : panel.cells)
-                if (!cell.ranks.empty()) CHECK_MESSAGE(!cell.label.text.empty(), "rank " << panel.rank);
+                if (!cell.ranks.empty())
+                  CHECK_MESSAGE(!cell.label.text.empty(), "rank " << panel.rank);
           }
         }
       }
@@ -615,7 +621,9 @@ Lab lab_of(Rgb rgb) {
   const double x = (0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047;
   const double y = 0.2126729 * r + 0.7151522 * g + 0.0721750 * b;
   const double z = (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883;
-  auto f = [](double t) { return t > 216.0 / 24389 ? std::cbrt(t) : (24389.0 / 27 * t + 16) / 116; };
+  auto f = [](double t) {
+    return t > 216.0 / 24389 ? std::cbrt(t) : (24389.0 / 27 * t + 16) / 116;
+  };
   return {116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))};
 }
 
@@ -645,8 +653,10 @@ double ciede2000(Lab p, Lab q) {
   const double l_bar = (p.l + q.l) / 2, c_bar = (c1p + c2p) / 2;
   double h_bar = h1 + h2;
   if (c1p * c2p != 0) {
-    if (std::fabs(h1 - h2) <= 180) h_bar = (h1 + h2) / 2;
-    else h_bar = h1 + h2 < 360 ? (h1 + h2 + 360) / 2 : (h1 + h2 - 360) / 2;
+    if (std::fabs(h1 - h2) <= 180)
+      h_bar = (h1 + h2) / 2;
+    else
+      h_bar = h1 + h2 < 360 ? (h1 + h2 + 360) / 2 : (h1 + h2 - 360) / 2;
   }
   const double t = 1 - 0.17 * std::cos(rad(h_bar - 30)) + 0.24 * std::cos(rad(2 * h_bar)) +
                    0.32 * std::cos(rad(3 * h_bar + 6)) - 0.20 * std::cos(rad(4 * h_bar - 63));
@@ -664,8 +674,10 @@ double ciede2000(Lab p, Lab q) {
 
 TEST_CASE("16 ranks can be told apart: their colors are far apart in CIEDE2000") {
   // The formula, on pairs of Sharma, Wu and Dalal's published test data.
-  CHECK(ciede2000({50, 2.6772, -79.7751}, {50, 0, -82.7485}) == doctest::Approx(2.0425).epsilon(1e-4));
-  CHECK(ciede2000({50, -1.3802, -84.2814}, {50, 0, -82.7485}) == doctest::Approx(1.0000).epsilon(1e-4));
+  CHECK(ciede2000({50, 2.6772, -79.7751}, {50, 0, -82.7485}) ==
+        doctest::Approx(2.0425).epsilon(1e-4));
+  CHECK(ciede2000({50, -1.3802, -84.2814}, {50, 0, -82.7485}) ==
+        doctest::Approx(1.0000).epsilon(1e-4));
   CHECK(ciede2000({50, 2.5, 0}, {73, 25, -18}) == doctest::Approx(27.1492).epsilon(1e-4));
   CHECK(ciede2000({60.2574, -34.0099, 36.2677}, {60.4626, -34.1751, 39.4387}) ==
         doctest::Approx(1.2644).epsilon(1e-4));

@@ -146,7 +146,8 @@ TEST_CASE("every scenario's screenshot can be made at 1024x640") {
   CHECK_MESSAGE(status == 0, command << " failed");
 }
 
-TEST_CASE("a screenshot that cannot be written whole fails, naming the file, and keeps the old one") {
+TEST_CASE(
+    "a screenshot that cannot be written whole fails, naming the file, and keeps the old one") {
   // Issue 21: to a full disk, `gui --screenshot` printed "wrote ...png",
   // exited 0 and left a file of 0 bytes. A file-size limit (ulimit -f, with
   // SIGXFSZ ignored so that the write fails with EFBIG) stands in for the full

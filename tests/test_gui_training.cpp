@@ -420,8 +420,8 @@ TEST_CASE("a training step's frames share the collectives' words, times and cost
       const auto messages = run.messages_in(static_cast<sim::Step>(tick.shown_step));
       REQUIRE(view.message_lines.size() == messages.size());
       for (std::size_t i = 0; i < messages.size(); ++i)
-        CHECK(view.message_lines[i] == message_clause(run, messages[i]) + " [" +
-                                           std::to_string(messages[i].bytes) + " B]");
+        CHECK(view.message_lines[i] ==
+              message_clause(run, messages[i]) + " [" + std::to_string(messages[i].bytes) + " B]");
     }
     CHECK(frames_with_messages > 0);
     // Times as the side panel prints them: two decimals in microseconds.

@@ -186,7 +186,8 @@ void ddp_step(Module& model, ProcessGroup& pg, StepTransport& transport, double 
   ddp_options.first_bucket_bytes = cap_bytes;
   DistributedDataParallel ddp(model, pg, ddp_options);
   rank.out.before = values_of(model);
-  for (const DdpBucket& b : ddp.buckets()) rank.buckets.push_back({b.parameters, b.offsets, b.numel});
+  for (const DdpBucket& b : ddp.buckets())
+    rank.buckets.push_back({b.parameters, b.offsets, b.numel});
   ddp.set_bucket_hook(issued);
   SGD optimizer(ddp.parameters(), {.lr = lr});
   optimizer.zero_grad();
