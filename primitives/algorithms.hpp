@@ -121,6 +121,13 @@ void all_reduce_recursive_doubling(Comm&, Elems buf, ReduceOp op);
 void all_reduce_rabenseifner(Comm&, Elems buf, ReduceOp op);
 void all_reduce_binary_tree(Comm&, Elems buf, ReduceOp op);
 void all_reduce_auto(Comm&, Elems buf, ReduceOp op);  // by size: one of the above; the default
+// all_reduce_binary_tree pipelines the vector in segments of at most
+// kTreeSegmentBytes, and at most kMaxTreeSegments of them (2 * segments step
+// numbers must stay below 2^20); tree_segments says how many a vector of
+// `count` elements gets. The simulator's closed form reads the same rule.
+inline constexpr std::size_t kTreeSegmentBytes = 256 * 1024;
+inline constexpr std::size_t kMaxTreeSegments = std::size_t{1} << 18;
+std::size_t tree_segments(std::size_t count, DType dtype);
 // all_reduce_auto: vectors up to this size take the algorithm with the
 // fewest rounds (or, where the transport prefers it, the fewest messages).
 inline constexpr std::size_t kAllReduceAutoSmallBytes = 64 << 10;

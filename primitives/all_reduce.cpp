@@ -62,12 +62,13 @@ unsigned log2_exact(int pof2) {
   return k;
 }
 
-// Binary tree: segments of at most this many bytes, and at most this many
-// segments (2 * segments step numbers must stay below 2^20).
-constexpr std::size_t kTreeSegmentBytes = 256 * 1024;
-constexpr std::size_t kMaxTreeSegments = std::size_t{1} << 18;
-
 }  // namespace
+
+std::size_t tree_segments(std::size_t count, DType dtype) {
+  const std::size_t per_segment = std::max<std::size_t>(1, kTreeSegmentBytes / element_size(dtype));
+  const std::size_t segments = count / per_segment + (count % per_segment != 0 ? 1 : 0);
+  return std::clamp<std::size_t>(segments, 1, kMaxTreeSegments);
+}
 
 // Steps 0 .. P-2: ring reduce-scatter (rank r ends with block r reduced).
 // Steps P-1 .. 2P-3: ring all-gather of the reduced blocks.
@@ -169,10 +170,7 @@ void all_reduce_binary_tree(Comm& comm, Elems buf, ReduceOp op) {
   for (int c : {2 * r + 1, 2 * r + 2})
     if (c < P) children.push_back(c);
 
-  const std::size_t seg_elems =
-      std::max<std::size_t>(1, kTreeSegmentBytes / element_size(buf.dtype));
-  const std::size_t S = std::clamp<std::size_t>((buf.count + seg_elems - 1) / seg_elems, 1,
-                                                kMaxTreeSegments);
+  const std::size_t S = tree_segments(buf.count, buf.dtype);
   const auto segments = split_even(buf.count, static_cast<int>(S));
   std::size_t largest = 0;
   for (const Chunk& c : segments) largest = std::max(largest, c.count);
