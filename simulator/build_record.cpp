@@ -359,51 +359,59 @@ Run RecordBuilder::finish() {
   // Sends whose receive never completed travel in their send step.
   for (auto& m : run_.messages)
     if (m.step == 0) m.step = m.send_step;
-  std::vector<detail::Unmatched>().swap(waiting_);
-  std::vector<Receive>().swap(receives_);
-  std::vector<ProvState>().swap(prov_);
-  for (RankState& st : ranks_) std::deque<Landing>().swap(st.landings);
-  // The provenance maps were many small blocks; give their pages back before
-  // the sort below asks for large ones, or the peak is both.
-  malloc_trim(0);
-
-  // Regions rank by rank, in each rank's creation order (a live record made
-  // them in whatever order the ranks ran).
-  std::vector<int> region_place(run_.regions.size());
-  {
-    int next = 0;
-    for (const RankState& st : ranks_)
-      for (int id : st.regions) region_place[static_cast<std::size_t>(id)] = next++;
-    bool moved_any = false;
-    for (std::size_t i = 0; i < region_place.size(); ++i)
-      moved_any |= region_place[i] != static_cast<int>(i);
-    if (moved_any) {
-      auto place = [&](int id) { return id < 0 ? id : region_place[static_cast<std::size_t>(id)]; };
-      std::vector<Region> regions(run_.regions.size());
-      for (Region& r : run_.regions) {
-        r.id = place(r.id);
-        regions[static_cast<std::size_t>(r.id)] = std::move(r);
-      }
-      run_.regions = std::move(regions);
-      for (Message& m : run_.messages) {
-        m.from.region = place(m.from.region);
-        m.to.region = place(m.to.region);
-      }
-      for (Write& w : run_.writes) {
-        w.dst.region = place(w.dst.region);
-        w.src.region = place(w.src.region);
-      }
-    }
-  }
-
+  release_matching_state();
+  order_regions();
   Step last = 0;
   for (const auto& m : run_.messages) last = std::max(last, m.step);
   for (const auto& w : run_.writes) last = std::max(last, w.step);
   for (const RankState& st : ranks_) last = std::max(last, st.clock);
   run_.steps = last;
+  sort_by_step(last);
+  count_totals();
+  return std::move(run_);
+}
 
-  // Writes by (step, rank, seq); messages by (step, src, dst, the sender's
-  // order).
+void RecordBuilder::release_matching_state() {
+  std::vector<detail::Unmatched>().swap(waiting_);
+  std::vector<Receive>().swap(receives_);
+  std::vector<ProvState>().swap(prov_);
+  for (RankState& st : ranks_) std::deque<Landing>().swap(st.landings);
+  // The provenance maps were many small blocks; give their pages back before
+  // the sort asks for large ones, or the peak is both.
+  malloc_trim(0);
+}
+
+// Regions rank by rank, in each rank's creation order (a live record made
+// them in whatever order the ranks ran).
+void RecordBuilder::order_regions() {
+  std::vector<int> region_place(run_.regions.size());
+  int next = 0;
+  for (const RankState& st : ranks_)
+    for (int id : st.regions) region_place[static_cast<std::size_t>(id)] = next++;
+  bool moved_any = false;
+  for (std::size_t i = 0; i < region_place.size(); ++i)
+    moved_any |= region_place[i] != static_cast<int>(i);
+  if (!moved_any) return;
+  auto place = [&](int id) { return id < 0 ? id : region_place[static_cast<std::size_t>(id)]; };
+  std::vector<Region> regions(run_.regions.size());
+  for (Region& r : run_.regions) {
+    r.id = place(r.id);
+    regions[static_cast<std::size_t>(r.id)] = std::move(r);
+  }
+  run_.regions = std::move(regions);
+  for (Message& m : run_.messages) {
+    m.from.region = place(m.from.region);
+    m.to.region = place(m.to.region);
+  }
+  for (Write& w : run_.writes) {
+    w.dst.region = place(w.dst.region);
+    w.src.region = place(w.src.region);
+  }
+}
+
+// Writes by (step, rank, seq); messages by (step, src, dst, the sender's
+// order); then where each step's begin.
+void RecordBuilder::sort_by_step(Step last) {
   auto write_place = places(run_.writes, last, [](const Write& w) {
     return std::uint64_t{static_cast<std::uint32_t>(w.rank)} << 32 | w.seq;
   });
@@ -435,7 +443,9 @@ Run RecordBuilder::finish() {
   std::partial_sum(run_.message_begin.begin(), run_.message_begin.end(),
                    run_.message_begin.begin());
   std::partial_sum(run_.write_begin.begin(), run_.write_begin.end(), run_.write_begin.begin());
+}
 
+void RecordBuilder::count_totals() {
   const auto P = static_cast<std::size_t>(run_.ranks);
   run_.bytes_sent.assign(P, 0);
   run_.bytes_received.assign(P, 0);
@@ -446,129 +456,6 @@ Run RecordBuilder::finish() {
     if (m.to.count > 0 || m.bytes == 0)
       run_.bytes_received[static_cast<std::size_t>(m.dst)] += m.bytes;
   }
-  return std::move(run_);
-}
-
-// ---- from logs ------------------------------------------------------------------
-
-Run build_run(std::vector<RankLog> logs, RunInfo info) {
-  const int P = static_cast<int>(logs.size());
-  const bool values = info.values_recorded;
-  RecordBuilder b(P, std::move(info));
-  constexpr std::uint64_t kUnposted = ~std::uint64_t{0};
-  auto bytes_at = [&](const RankLog& log, std::size_t offset, std::size_t n) -> ConstBytes {
-    if (!values || offset == kNoValues || offset + n > log.values.size()) return {};
-    return {log.values.data() + offset, n};
-  };
-  auto range_bytes = [&](const RankLog& log, int region, std::uint64_t count) -> std::size_t {
-    return region < 0 ? count
-                      : count * element_size(log.regions[static_cast<std::size_t>(region)].dtype);
-  };
-  // Regions first, each rank's in creation order, as they were last named.
-  for (int r = 0; r < P; ++r) {
-    const RankLog& log = logs[static_cast<std::size_t>(r)];
-    for (std::size_t i = 0; i < log.regions.size(); ++i) {
-      const LoggedRegion& lr = log.regions[i];
-      b.add_region(r, static_cast<int>(i), lr,
-                   bytes_at(log, lr.initial_values, lr.count * element_size(lr.dtype)));
-    }
-  }
-  // Each rank's log in program order; a rank waits at a receive whose send
-  // its peer has not reached yet (the run completed, so this ends).
-  struct RankReplay {
-    std::size_t pc = 0;
-    std::vector<std::uint64_t> requests;     // request id -> (handle << 1) | is_recv
-    std::vector<std::size_t> request_bytes;  // receives: bytes of the range (values)
-    std::uint32_t blocked_on = RecordBuilder::kNone;
-  };
-  std::vector<RankReplay> ranks(static_cast<std::size_t>(P));
-  std::deque<int> ready;
-  for (int r = 0; r < P; ++r) ready.push_back(r);
-  // Runs rank r until its log ends or it waits for a send not replayed yet.
-  auto run_rank = [&](int r) {
-    const RankLog& log = logs[static_cast<std::size_t>(r)];
-    RankReplay& me = ranks[static_cast<std::size_t>(r)];
-    me.blocked_on = RecordBuilder::kNone;
-    auto event_values = [&](std::size_t i) {
-      return values && i < log.event_values.size() ? log.event_values[i]
-                                                   : std::pair{kNoValues, kNoValues};
-    };
-    for (; me.pc < log.events.size(); ++me.pc) {
-      const Event& e = log.events[me.pc];
-      if ((e.kind == EventKind::PostSend || e.kind == EventKind::PostRecv) &&
-          me.requests.size() <= e.request) {
-        me.requests.resize(e.request + 1, kUnposted);
-        me.request_bytes.resize(e.request + 1, 0);
-      }
-      switch (e.kind) {
-        case EventKind::PostSend: {
-          const std::uint32_t m = b.post_send(r, e.peer, e.tag(), e.region, e.offset, e.count);
-          me.requests[e.request] = std::uint64_t{m} << 1;
-          const std::uint32_t matched = b.matched_receive();
-          if (matched != RecordBuilder::kNone) {
-            RankReplay& waiter = ranks[static_cast<std::size_t>(b.receiver(matched))];
-            if (waiter.blocked_on == matched) {
-              waiter.blocked_on = RecordBuilder::kNone;
-              ready.push_back(b.receiver(matched));
-            }
-          }
-          break;
-        }
-        case EventKind::PostRecv: {
-          const std::size_t n = range_bytes(log, e.region, e.count);
-          const std::uint32_t h = b.post_recv(r, e.peer, e.tag(), e.region, e.offset, e.count,
-                                              bytes_at(log, event_values(me.pc).first, n));
-          me.requests[e.request] = std::uint64_t{h} << 1 | 1;
-          me.request_bytes[e.request] = n;
-          break;
-        }
-        case EventKind::Complete: {
-          const std::uint64_t entry =
-              e.request < me.requests.size() ? me.requests[e.request] : kUnposted;
-          if (entry == kUnposted)
-            throw std::logic_error("record: rank " + std::to_string(r) +
-                                   " completed a request it never posted");
-          const auto h = static_cast<std::uint32_t>(entry >> 1);
-          if (!(entry & 1)) {
-            b.complete_send(r, h);
-            break;
-          }
-          if (!b.received(h)) {
-            me.blocked_on = h;  // resumed when the send is replayed
-            return;
-          }
-          b.complete_recv(r, h,
-                          bytes_at(log, event_values(me.pc).second, me.request_bytes[e.request]));
-          break;
-        }
-        case EventKind::Copy:
-        case EventKind::Reduce:
-        case EventKind::Divide: {
-          const std::size_t n = range_bytes(log, e.region, e.count);
-          const auto [before, after] = event_values(me.pc);
-          b.local_write(r, e, bytes_at(log, before, n), bytes_at(log, after, n));
-          break;
-        }
-        case EventKind::Alloc:
-          b.alloc(r, e.region);
-          break;
-        case EventKind::Free:
-          b.free(r, e.region);
-          break;
-      }
-    }
-  };
-  while (!ready.empty()) {
-    const int r = ready.front();
-    ready.pop_front();
-    run_rank(r);
-  }
-  for (int r = 0; r < P; ++r)
-    if (ranks[static_cast<std::size_t>(r)].pc < logs[static_cast<std::size_t>(r)].events.size())
-      throw std::logic_error("record: rank " + std::to_string(r) +
-                             " completed a receive that no logged send matches");
-  logs.clear();
-  return b.finish();
 }
 
 // ---- live ------------------------------------------------------------------------

@@ -10,8 +10,8 @@
 //  - LiveRecord: while the run goes on (fibers: every rank on one thread).
 //    Each rank's RecordingTransport hands every event to the builder as it
 //    happens instead of logging it, so no log is ever kept: what a 1024-rank
-//    ring needs is the Run itself (about 300 bytes a message), not the Run
-//    and the logs behind it. Fibers run a receive's completion only after
+//    ring needs is the Run itself, not the Run and the logs behind it
+//    (docs/benchmarks.md, "The simulator"). Fibers run a receive's completion only after
 //    its send, so every event can be taken at once.
 //
 // Only program order and message matching are used (the k-th send from s to

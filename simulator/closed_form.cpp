@@ -7,49 +7,26 @@
 // its Lamport step (record.hpp): every rank starts at 0; a message travels in
 // max(send stamp, receive stamp) + 1.
 //
-// ring all_reduce (all_reduce.cpp): blocks of q = n/P or q+1 elements (the
-//   first n%P). Every rank runs the same sequence of sendrecvs, so the ranks
-//   stay in lockstep whenever every block needs the same number g of
-//   segments: reduce-scatter step s, segment k is step s*g + k + 1, each rank
-//   sending piece k of one block and reducing piece k of another; the
-//   all-gather's step s is (P-1)*g + s + 1, each rank sending one block.
-//   Steps (P-1)(g+1). Rank r sends every block but r in the reduce-scatter and
-//   every block but r+1 in the all-gather. Blocks of q and q+1 elements with
-//   different segment counts break the lockstep: no closed form.
-// recursive_doubling: pof2 = floor_pow2(P), rem = P - pof2, L = log2 pof2.
-//   The fold (rem even ranks to their odd neighbours) is step 1; folded rank
-//   f starts at clock 1 if f < rem, else 0. Round j (partners f ^ 2^(j-1))
-//   leaves every rank of an aligned block of 2^j folded ranks at j + 1 if the
-//   block holds a folded rank below rem, else at j, and its messages travel
-//   in that step. The unfold is step L+2. Every message is N bytes, every
-//   port carries at most one per step, every exchange reduces N.
-// rabenseifner: the same fold and unfold. Halving round (mask) pairs f with
-//   f | mask; both partners run max(segs(give), segs(keep)) sendrecvs in
-//   lockstep from the later of their clocks; the all-gather's rounds are one
-//   sendrecv each, from the later clock. Computed pair by pair (P log P
-//   work, plus the segments), one message per port per step.
-// reduce_broadcast: binomial reduce to 0 then binomial broadcast from 0,
-//   computed rank by rank (2(P-1) messages).
-// binary_tree: heap tree (children 2v+1, 2v+2), S segments of at most
-//   256 KiB, h(v) = v's height (leaves 0), d(v) its depth, H = h(0). Up:
-//   segment 0 leaves child u in step h(u) + 1; segment j >= 1 reaches node
-//   v in step j + h(v), from each child (v reduces each in that step, and
-//   segment 0 in step h(v)). Down, from C0 = S - 1 + H: node v sends segment
-//   j to each child in step C0 + d(v) + 1 + j. Steps 2(S + H - 1).
-// auto: whichever it picks (all_reduce.cpp), under auto's name.
+// A form is found through the algorithm's descriptor: the name is looked up
+// in the collective's table (primitives/registry.cpp), and the row's function
+// picks the form below, so a renamed or added algorithm cannot be mistaken
+// for another. The all_reduce family's forms and their derivations are in
+// closed_form_all_reduce.cpp; auto: whichever all_reduce_auto_choice picks,
+// under auto's name.
+//
 // ring all_gather / reduce_scatter, all_to_all pairwise, barrier
 //   dissemination: P-1 (or ceil(log2 P)) identical steps, one message per
-//   rank each (reduce_scatter: g segments per step, as the ring above).
+//   rank each (reduce_scatter: g segments per step, as the ring all_reduce).
 // broadcast flat: one step, the root's send port carries P-1 messages.
 // broadcast binomial: computed rank by rank.
 #include "simulator/closed_form.hpp"
 
 #include <algorithm>
-#include <map>
+#include <span>
 #include <stdexcept>
 
 #include "primitives/algorithms.hpp"
-#include "primitives/phases.hpp"
+#include "simulator/closed_form_steps.hpp"
 #include "simulator/rank_program.hpp"
 
 namespace ringlab::sim {
@@ -74,451 +51,169 @@ void Schedule::append(const StepShape& shape, Step repeat) {
 
 namespace {
 
-using u64 = std::uint64_t;
-
-u64 segs(u64 c, u64 seg) { return c == 0 ? 1 : (c - 1) / seg + 1; }
-u64 piece(u64 c, u64 k, u64 seg) {
-  const u64 offset = k == 0 ? 0 : std::min(c, k * seg);
-  return std::min(seg, c - offset);
-}
-// sendrecv_reduce's segment, in elements (host memory).
-u64 reduce_segment(DType dtype) {
-  return std::max<u64>(1, ringlab::detail::kReduceSegmentBytes / element_size(dtype));
-}
-int log2_floor(u64 v) {
-  int k = 0;
-  while ((u64{2} << k) <= v) ++k;
-  return k;
-}
-int log2_ceil(u64 v) {
-  int k = 0;
-  while ((u64{1} << k) < v) ++k;
-  return k;
-}
-
-// Step shapes by step number, for the forms that compute them one by one.
-class Steps {
- public:
-  StepShape& at(Step k) {
-    if (shapes_.size() <= k) shapes_.resize(static_cast<std::size_t>(k) + 1);
-    return shapes_[k];
-  }
-  void message(Step k, u64 bytes) {
-    StepShape& s = at(k);
-    ++s.messages;
-    s.bytes += bytes;
-  }
-  // Single-message ports (every port carries at most one message a step).
-  void one_message_port(Step k, u64 bytes) {
-    message(k, bytes);
-    StepShape& s = at(k);
-    if (s.ports.empty())
-      s.ports.emplace_back(1, bytes);
-    else
-      s.ports.front().second = std::max(s.ports.front().second, bytes);
-  }
-  void into(Schedule& out) const {
-    out.steps = shapes_.empty() ? 0 : static_cast<Step>(shapes_.size() - 1);
-    if (shapes_.empty()) out.append(StepShape{});
-    for (const StepShape& s : shapes_) out.append(s);
-  }
-
- private:
-  std::vector<StepShape> shapes_;
-};
-
-// Messages with senders and receivers, for the forms computed rank by rank:
-// ports are summed exactly, however many messages one carries in a step.
-class PortSteps {
- public:
-  void message(Step k, int src, int dst, u64 bytes) {
-    auto& step = ports_[k];
-    auto& out = step[2 * static_cast<u64>(src)];
-    ++out.first;
-    out.second += bytes;
-    auto& in = step[2 * static_cast<u64>(dst) + 1];
-    ++in.first;
-    in.second += bytes;
-    steps_.message(k, bytes);
-  }
-  void reduced(Step k, int rank, u64 bytes) {
-    if (bytes == 0) return;
-    reduced_[k][rank] += bytes;
-    steps_.at(k);
-  }
-  void into(Schedule& out) {
-    for (const auto& [k, ports] : ports_)
-      for (const auto& [port, load] : ports) steps_.at(k).port(load.first, load.second);
-    for (const auto& [k, ranks] : reduced_)
-      for (const auto& [rank, bytes] : ranks) steps_.at(k).reduced(bytes);
-    steps_.into(out);
-  }
-
- private:
-  Steps steps_;
-  std::map<Step, std::map<u64, std::pair<u64, u64>>> ports_;
-  std::map<Step, std::map<int, u64>> reduced_;
-};
-
-struct Form {
-  const Scenario& s;
-  u64 P, n, e, N;
-  Schedule& out;
-
-  void sent(u64 rank, u64 bytes, u64 messages = 1) {
-    out.bytes_sent[rank] += bytes;
-    out.messages_sent[rank] += messages;
-  }
-};
-
-// ---- all_reduce ---------------------------------------------------------------
-
-bool ring_all_reduce(Form& f, std::string& why) {
-  const u64 P = f.P, n = f.n, e = f.e;
-  const u64 q = n / P, m = n % P, qmax = q + (m > 0 ? 1 : 0);
-  const u64 seg = reduce_segment(f.s.dtype);
-  if (m > 0 && segs(q, seg) != segs(q + 1, seg)) {
-    why = "the ring's blocks of " + std::to_string(q) + " and " + std::to_string(q + 1) +
-          " elements need different numbers of 1 MiB segments, so the ranks do not move in "
-          "lockstep";
-    return false;
-  }
-  const u64 g = segs(qmax, seg);
-  auto block = [&](u64 i) { return q + (i < m ? 1 : 0); };
-  f.out.append(StepShape{});  // step 0
-  std::vector<StepShape> rs(g);
-  for (u64 k = 0; k < g; ++k) {
-    const u64 big = piece(qmax, k, seg), small = piece(q, k, seg);
-    StepShape& shape = rs[k];
-    shape.messages = P;
-    shape.bytes = e * (m * piece(q + 1, k, seg) + (P - m) * small);
-    shape.port(1, e * big);
-    shape.reduced(e * big);
-  }
-  for (u64 s = 0; s + 1 < P; ++s)
-    for (const StepShape& shape : rs) f.out.append(shape);
-  StepShape ag;
-  ag.messages = P;
-  ag.bytes = e * n;
-  ag.port(1, e * qmax);
-  f.out.append(ag, static_cast<Step>(P - 1));
-  f.out.steps = static_cast<Step>((P - 1) * (g + 1));
-  for (u64 r = 0; r < P; ++r)
-    f.sent(r, e * (2 * n - block(r) - block((r + 1) % P)), (P - 1) * (g + 1));
-  return true;
-}
-
-void recursive_doubling(Form& f) {
-  const u64 P = f.P, N = f.N;
-  const u64 pof2 = u64{1} << log2_floor(P), rem = P - pof2;
-  const u64 L = static_cast<u64>(log2_floor(pof2));
-  Steps steps;
-  steps.at(0);
-  auto add = [&](Step k, u64 messages, bool reduces) {
-    if (messages == 0) return;
-    for (u64 i = 0; i < messages; ++i) steps.one_message_port(k, N);
-    if (reduces) steps.at(k).reduced(N);
-  };
-  if (rem > 0) add(1, rem, true);  // the fold
-  for (u64 j = 1; j <= L; ++j) {
-    const u64 block = u64{1} << j;
-    const u64 late =
-        std::min(pof2, (rem + block - 1) / block * block);  // folded ranks in late blocks
-    add(static_cast<Step>(j + 1), late, true);
-    add(static_cast<Step>(j), pof2 - late, true);
-  }
-  if (rem > 0) add(static_cast<Step>(L + 2), rem, false);  // the unfold
-  steps.into(f.out);
-  for (u64 r = 0; r < P; ++r) {
-    if (r < 2 * rem && r % 2 == 0)
-      f.sent(r, N, 1);
-    else if (r < 2 * rem)
-      f.sent(r, (L + 1) * N, L + 1);
-    else
-      f.sent(r, L * N, L);
-  }
-}
-
-void rabenseifner(Form& f) {
-  const u64 P = f.P, N = f.N, e = f.e;
-  const u64 pof2 = u64{1} << log2_floor(P), rem = P - pof2;
-  const u64 seg = reduce_segment(f.s.dtype);
-  const u64 q = f.n / pof2, m = f.n % pof2;
-  // Elements of groups [a, a + len).
-  auto span = [&](u64 a, u64 len) { return len * q + std::min(len, m > a ? m - a : 0); };
-  auto rank_of = [&](u64 folded) { return folded < rem ? 2 * folded + 1 : folded + rem; };
-  Steps steps;
-  steps.at(0);
-  std::vector<Step> clock(pof2, 0);
-  if (rem > 0) {
-    for (u64 i = 0; i < rem; ++i) {
-      steps.one_message_port(1, N);
-      f.sent(2 * i, N);
-      clock[i] = 1;
-    }
-    if (N > 0) steps.at(1).reduced(N);
-  }
-  // Recursive halving.
-  for (u64 mask = pof2 / 2; mask >= 1; mask /= 2) {
-    for (u64 a = 0; a < pof2; ++a) {
-      if (a & mask) continue;
-      const u64 b = a | mask;
-      const u64 lo = a & ~(2 * mask - 1);
-      const u64 keep_a = span(lo, mask), keep_b = span(lo + mask, mask);  // a keeps the lower half
-      const u64 a_sends = segs(keep_b, seg), b_sends = segs(keep_a, seg);
-      const u64 rounds = std::max(a_sends, b_sends);
-      const Step start = std::max(clock[a], clock[b]);
-      for (u64 k = 0; k < rounds; ++k) {
-        const Step step = static_cast<Step>(start + k + 1);
-        u64 most = 0;
-        if (k < a_sends) {  // a -> b, b reduces it
-          const u64 bytes = e * piece(keep_b, k, seg);
-          steps.one_message_port(step, bytes);
-          most = std::max(most, bytes);
-        }
-        if (k < b_sends) {
-          const u64 bytes = e * piece(keep_a, k, seg);
-          steps.one_message_port(step, bytes);
-          most = std::max(most, bytes);
-        }
-        if (most > 0) steps.at(step).reduced(most);
-      }
-      clock[a] = clock[b] = static_cast<Step>(start + rounds);
-      f.sent(rank_of(a), e * keep_b, a_sends);
-      f.sent(rank_of(b), e * keep_a, b_sends);
-    }
-  }
-  // Recursive doubling of the groups.
-  for (u64 mask = 1; mask < pof2; mask *= 2) {
-    for (u64 a = 0; a < pof2; ++a) {
-      if (a & mask) continue;
-      const u64 b = a | mask;
-      const Step step = std::max(clock[a], clock[b]) + 1;
-      const u64 out_a = e * span(a & ~(mask - 1), mask), out_b = e * span(b & ~(mask - 1), mask);
-      steps.one_message_port(step, out_a);
-      steps.one_message_port(step, out_b);
-      clock[a] = clock[b] = step;
-      f.sent(rank_of(a), out_a);
-      f.sent(rank_of(b), out_b);
-    }
-  }
-  for (u64 i = 0; i < rem; ++i) {  // the unfold
-    steps.one_message_port(std::max<Step>(clock[i], 1) + 1, N);
-    f.sent(2 * i + 1, N);
-  }
-  steps.into(f.out);
-}
-
-// Binomial reduce to 0, then binomial broadcast from 0, rank by rank. With
-// reduce = false, the broadcast alone.
-void binomial_trees(Form& f, bool reduce) {
-  const u64 P = f.P, N = f.N;
-  PortSteps steps;
-  std::vector<Step> clock(P, 0);
-  if (reduce) {
-    for (u64 mask = 1; mask < P; mask *= 2)
-      for (u64 v = mask; v < P; v += 2 * mask) {  // lowbit(v) == mask
-        const u64 u = v - mask;
-        const Step step = std::max(clock[v], clock[u]) + 1;
-        steps.message(step, static_cast<int>(v), static_cast<int>(u), N);
-        steps.reduced(step, static_cast<int>(u), N);
-        clock[u] = step;
-        clock[v] += 1;  // its send completes
-        f.sent(v, N);
-      }
-  }
-  std::vector<Step> stamp(P, 0);
-  u64 top = 1;
-  while (top < P) top *= 2;
-  for (u64 v = 0; v < P; ++v) {
-    const u64 low = v == 0 ? top : (v & (~v + 1));
-    if (v > 0) {
-      const Step step = std::max(stamp[v], clock[v]) + 1;
-      steps.message(step, static_cast<int>(v - low), static_cast<int>(v), N);
-      clock[v] = step;
-    }
-    for (u64 mask = low / 2; mask >= 1; mask /= 2) {
-      if (v + mask >= P) continue;
-      stamp[v + mask] = clock[v];
-      clock[v] += 1;  // a blocking send
-      f.sent(v, N);
-    }
-  }
-  steps.into(f.out);
-}
-
-void binary_tree(Form& f) {
-  const u64 P = f.P, n = f.n, e = f.e;
-  // all_reduce.cpp: segments of at most 256 KiB, at most 2^18 of them.
-  const u64 seg_elems = std::max<u64>(1, (256 * 1024) / e);
-  const u64 S = std::clamp<u64>((n + seg_elems - 1) / seg_elems, 1, u64{1} << 18);
-  const u64 qs = n / S, ms = n % S;
-  auto size = [&](u64 j) { return e * (qs + (j < ms ? 1 : 0)); };
-  std::vector<int> height(P, 0);
-  for (u64 v = P; v-- > 0;)
-    for (u64 c : {2 * v + 1, 2 * v + 2})
-      if (c < P) height[v] = std::max(height[v], height[c] + 1);
-  const u64 H = static_cast<u64>(height[0]);
-  const u64 C0 = S - 1 + H;
-  auto children = [&](u64 v) { return static_cast<u64>(2 * v + 1 < P) + (2 * v + 2 < P); };
-  // Nodes by (height, children) and by (depth, children).
-  std::map<std::pair<u64, u64>, u64> by_height, by_depth;
-  for (u64 v = 0; v < P; ++v) {
-    const u64 c = children(v);
-    if (c == 0) continue;
-    ++by_height[{static_cast<u64>(height[v]), c}];
-    ++by_depth[{static_cast<u64>(log2_floor(v + 1)), c}];
-  }
-  Steps steps;
-  steps.at(0);
-  auto add = [&](Step k, u64 count, u64 port_messages, u64 port_bytes) {
-    StepShape& s = steps.at(k);
-    s.messages += count * port_messages;
-    s.bytes += count * port_bytes;
-    s.port(port_messages, port_bytes);
-    s.port(1, port_bytes / port_messages);  // the other end of each message
-  };
-  // Up, segments j >= 1: every child of v in step j + h(v); v reduces them.
-  for (const auto& [key, count] : by_height) {
-    const auto [h, c] = key;
-    for (u64 j = 1; j < S; ++j) {
-      add(static_cast<Step>(j + h), count, c, c * size(j));
-      steps.at(static_cast<Step>(j + h)).reduced(c * size(j));
-    }
-  }
-  // Up, segment 0: child u in step h(u) + 1; v reduces child i once it has
-  // waited for children 0..i.
-  for (u64 v = 0; v < P; ++v) {
-    const u64 c = children(v);
-    if (c == 0) continue;
-    const u64 left = 2 * v + 1, right = 2 * v + 2;
-    const Step l = static_cast<Step>(height[left] + 1);
-    if (c == 2 && height[left] == height[right]) {
-      add(l, 1, 2, 2 * size(0));
-      steps.at(l).reduced(2 * size(0));
-      continue;
-    }
-    add(l, 1, 1, size(0));
-    if (c == 1) {
-      steps.at(l).reduced(size(0));
-      continue;
-    }
-    const Step r = static_cast<Step>(height[right] + 1);
-    add(r, 1, 1, size(0));
-    const Step second = std::max(l, r);
-    if (second == l) {
-      steps.at(l).reduced(2 * size(0));
-    } else {
-      steps.at(l).reduced(size(0));
-      steps.at(second).reduced(size(0));
-    }
-  }
-  // Down: node v (depth d) sends segment j to its children in C0 + d + 1 + j.
-  for (const auto& [key, count] : by_depth) {
-    const auto [d, c] = key;
-    for (u64 j = 0; j < S; ++j) add(static_cast<Step>(C0 + d + 1 + j), count, c, c * size(j));
-  }
-  steps.into(f.out);
-  for (u64 v = 0; v < P; ++v) {
-    const u64 sends = (v > 0 ? 1 : 0) + children(v);
-    f.sent(v, sends * e * n, sends * S);
-  }
-}
-
-// all_reduce_auto's choice, on the simulated transport: its messages do not
-// compete for processors (Transport::prefers_fewer_messages is false).
-std::string auto_choice(u64 bytes, u64 P) {
-  return std::string(all_reduce_auto_choice(bytes, static_cast<int>(P), false));
-}
-
-bool all_reduce_form(Form& f, const std::string& algorithm, std::string& why) {
-  if (algorithm == "ring") return ring_all_reduce(f, why);
-  if (algorithm == "recursive_doubling")
-    recursive_doubling(f);
-  else if (algorithm == "rabenseifner")
-    rabenseifner(f);
-  else if (algorithm == "reduce_broadcast")
-    binomial_trees(f, true);
-  else if (algorithm == "binary_tree")
-    binary_tree(f);
-  else
-    return false;
-  return true;
-}
+using namespace forms;
 
 // ---- other collectives ----------------------------------------------------------
 
-// P-1 identical steps in which every rank sends one message of `bytes` to
-// another (all_gather ring, all_to_all pairwise), reducing `reduced`.
-void uniform_steps(Form& f, u64 steps, u64 bytes, u64 reduced) {
+// `steps` identical steps in which every rank sends one message of `bytes` to
+// another (all_gather ring, all_to_all pairwise, the barrier's tokens).
+void uniform_steps(Form& f, u64 steps, u64 bytes) {
   f.out.append(StepShape{});
   StepShape shape;
   shape.messages = f.P;
   shape.bytes = f.P * bytes;
   shape.port(1, bytes);
-  shape.reduced(reduced);
   f.out.append(shape, static_cast<Step>(steps));
   f.out.steps = static_cast<Step>(steps);
   for (u64 r = 0; r < f.P; ++r) f.sent(r, steps * bytes, steps);
 }
 
-bool other_form(Form& f, Collective c, const std::string& algorithm, std::string& why) {
+bool ring_all_gather(Form& f, std::string&) {
+  uniform_steps(f, f.P - 1, f.n * f.e);
+  return true;
+}
+
+bool pairwise_all_to_all(Form& f, std::string&) {
+  uniform_steps(f, f.P - 1, f.n * f.e);
+  return true;
+}
+
+bool dissemination_barrier(Form& f, std::string&) {
+  uniform_steps(f, static_cast<u64>(log2_ceil(f.P)), 0);
+  return true;
+}
+
+// Equal blocks of n elements: g segments per ring step, in lockstep.
+bool ring_reduce_scatter(Form& f, std::string&) {
+  const u64 P = f.P, seg = reduce_segment(f.s.dtype);
+  const u64 g = segs(f.n, seg);
+  f.out.append(StepShape{});
+  for (u64 s = 0; s + 1 < P; ++s)
+    for (u64 k = 0; k < g; ++k) {
+      StepShape shape;
+      const u64 bytes = f.e * piece(f.n, k, seg);
+      shape.messages = P;
+      shape.bytes = P * bytes;
+      shape.port(1, bytes);
+      shape.reduced(bytes);
+      f.out.append(shape);
+    }
+  f.out.steps = static_cast<Step>((P - 1) * g);
+  for (u64 r = 0; r < P; ++r) f.sent(r, (P - 1) * f.n * f.e, (P - 1) * g);
+  return true;
+}
+
+bool flat_broadcast(Form& f, std::string&) {
   const u64 P = f.P, block = f.n * f.e;
-  if (c == Collective::AllGather && algorithm == "ring") {
-    uniform_steps(f, P - 1, block, 0);
-    return true;
+  f.out.append(StepShape{});
+  StepShape shape;
+  shape.messages = P - 1;
+  shape.bytes = (P - 1) * block;
+  shape.port(P - 1, (P - 1) * block);
+  shape.port(1, block);
+  f.out.append(shape);
+  f.out.steps = 1;
+  f.sent(static_cast<u64>(f.s.root), (P - 1) * block, P - 1);
+  return true;
+}
+
+// Rank by rank on ranks relative to the root; the per-rank totals are
+// rotated back.
+bool binomial_broadcast(Form& f, std::string&) {
+  binomial_trees(f, false);
+  std::rotate(f.out.bytes_sent.rbegin(), f.out.bytes_sent.rbegin() + f.s.root,
+              f.out.bytes_sent.rend());
+  std::rotate(f.out.messages_sent.rbegin(), f.out.messages_sent.rbegin() + f.s.root,
+              f.out.messages_sent.rend());
+  return true;
+}
+
+// ---- the forms, by descriptor ----------------------------------------------------
+
+// An algorithm's row function (its descriptor's `run`, primitives/registry.cpp)
+// and its form.
+template <typename Fn>
+struct FormRow {
+  Fn algorithm;
+  FormFn form;
+  NoteFn note = nullptr;
+  bool neighbours_only = false;  // every message to rank r+1 or r-1 (closed_form.hpp)
+};
+
+constexpr FormRow<AllReduceFn> kAllReduceForms[] = {
+    {all_reduce_ring, ring_all_reduce, ring_all_reduce_note, true},
+    {all_reduce_recursive_doubling, recursive_doubling},
+    {all_reduce_rabenseifner, rabenseifner, rabenseifner_note},
+    {all_reduce_reduce_broadcast, reduce_broadcast},
+    {all_reduce_binary_tree, binary_tree, binary_tree_note},
+};
+constexpr FormRow<AllGatherFn> kAllGatherForms[] = {
+    {all_gather_ring, ring_all_gather, nullptr, true}};
+constexpr FormRow<ReduceScatterFn> kReduceScatterForms[] = {
+    {reduce_scatter_ring, ring_reduce_scatter, ring_reduce_scatter_note, true}};
+constexpr FormRow<AllToAllFn> kAllToAllForms[] = {{all_to_all_pairwise, pairwise_all_to_all}};
+constexpr FormRow<BarrierFn> kBarrierForms[] = {{barrier_dissemination, dissemination_barrier}};
+constexpr FormRow<BroadcastFn> kBroadcastForms[] = {{broadcast_flat, flat_broadcast},
+                                                    {broadcast_binomial, binomial_broadcast}};
+
+// The form row of `name` in collective c's table, or nullptr where it has none.
+template <typename Fn>
+const FormRow<Fn>* row_of(std::span<const Algorithm<Fn>> table, Collective c,
+                          const std::string& name, std::span<const FormRow<Fn>> rows) {
+  const Fn run = find_algorithm(table, c, name).run;
+  for (const FormRow<Fn>& row : rows)
+    if (row.algorithm == run) return &row;
+  return nullptr;
+}
+
+struct Found {
+  FormFn form = nullptr;
+  NoteFn note = nullptr;
+  bool neighbours_only = false;
+};
+
+template <typename Fn>
+Found found(const FormRow<Fn>* row) {
+  return row ? Found{row->form, row->note, row->neighbours_only} : Found{};
+}
+
+Found find_form(Collective c, const std::string& name) {
+  switch (c) {
+    case Collective::AllReduce:
+      return found(row_of(all_reduce_algorithms(), c, name,
+                          std::span<const FormRow<AllReduceFn>>(kAllReduceForms)));
+    case Collective::AllGather:
+      return found(row_of(all_gather_algorithms(), c, name,
+                          std::span<const FormRow<AllGatherFn>>(kAllGatherForms)));
+    case Collective::ReduceScatter:
+      return found(row_of(reduce_scatter_algorithms(), c, name,
+                          std::span<const FormRow<ReduceScatterFn>>(kReduceScatterForms)));
+    case Collective::AllToAll:
+      return found(row_of(all_to_all_algorithms(), c, name,
+                          std::span<const FormRow<AllToAllFn>>(kAllToAllForms)));
+    case Collective::Barrier:
+      return found(row_of(barrier_algorithms(), c, name,
+                          std::span<const FormRow<BarrierFn>>(kBarrierForms)));
+    case Collective::Broadcast:
+      return found(row_of(broadcast_algorithms(), c, name,
+                          std::span<const FormRow<BroadcastFn>>(kBroadcastForms)));
+    case Collective::Scatter:
+    case Collective::Gather:
+    case Collective::Reduce:
+      break;
   }
-  if (c == Collective::AllToAll && algorithm == "pairwise") {
-    uniform_steps(f, P - 1, block, 0);
-    return true;
-  }
-  if (c == Collective::Barrier && algorithm == "dissemination") {
-    uniform_steps(f, static_cast<u64>(log2_ceil(P)), 0, 0);
-    return true;
-  }
-  if (c == Collective::ReduceScatter && algorithm == "ring") {
-    // Equal blocks of n elements: g segments per ring step, in lockstep.
-    const u64 seg = reduce_segment(f.s.dtype);
-    const u64 g = segs(f.n, seg);
-    f.out.append(StepShape{});
-    for (u64 s = 0; s + 1 < P; ++s)
-      for (u64 k = 0; k < g; ++k) {
-        StepShape shape;
-        const u64 bytes = f.e * piece(f.n, k, seg);
-        shape.messages = P;
-        shape.bytes = P * bytes;
-        shape.port(1, bytes);
-        shape.reduced(bytes);
-        f.out.append(shape);
-      }
-    f.out.steps = static_cast<Step>((P - 1) * g);
-    for (u64 r = 0; r < P; ++r) f.sent(r, (P - 1) * block, (P - 1) * g);
-    return true;
-  }
-  if (c == Collective::Broadcast && algorithm == "flat") {
-    f.out.append(StepShape{});
-    StepShape shape;
-    shape.messages = P - 1;
-    shape.bytes = (P - 1) * block;
-    shape.port(P - 1, (P - 1) * block);
-    shape.port(1, block);
-    f.out.append(shape);
-    f.out.steps = 1;
-    f.sent(static_cast<u64>(f.s.root), (P - 1) * block, P - 1);
-    return true;
-  }
-  if (c == Collective::Broadcast && algorithm == "binomial") {
-    // Rank by rank on ranks relative to the root; the per-rank totals are
-    // rotated back.
-    binomial_trees(f, false);
-    std::rotate(f.out.bytes_sent.rbegin(), f.out.bytes_sent.rbegin() + f.s.root,
-                f.out.bytes_sent.rend());
-    std::rotate(f.out.messages_sent.rbegin(), f.out.messages_sent.rbegin() + f.s.root,
-                f.out.messages_sent.rend());
-    return true;
-  }
-  why = "no closed form for " + std::string(collective_name(c)) + " " + algorithm;
-  return false;
+  return {};
+}
+
+// What runs under `algorithm`: all_reduce_auto's choice for auto, on the
+// simulated transport (its messages do not compete for processors:
+// Transport::prefers_fewer_messages is false); else the algorithm itself.
+std::string runs_as(const Scenario& s, const std::string& algorithm) {
+  if (s.collective != Collective::AllReduce ||
+      find_algorithm(all_reduce_algorithms(), s.collective, algorithm).run != all_reduce_auto)
+    return algorithm;
+  return std::string(
+      all_reduce_auto_choice(s.count * element_size(s.dtype), s.ranks, /*fewer_messages=*/false));
 }
 
 }  // namespace
@@ -526,10 +221,11 @@ bool other_form(Form& f, Collective c, const std::string& algorithm, std::string
 std::optional<Schedule> closed_form(const Scenario& scenario, std::string* why_not) {
   const std::string algorithm =
       detail::validate(scenario, kMaxPredictionRanks, "the closed-form prediction path");
+  check_reported_bytes(scenario);
   Schedule out;
   out.operation = std::string(collective_name(scenario.collective));
   out.algorithm = algorithm;
-  out.runs_as = algorithm;
+  out.runs_as = runs_as(scenario, algorithm);
   out.ranks = scenario.ranks;
   out.count = scenario.count;
   out.dtype = scenario.dtype;
@@ -543,12 +239,10 @@ std::optional<Schedule> closed_form(const Scenario& scenario, std::string* why_n
   if (P == 1) {
     out.append(StepShape{});  // one rank: every algorithm sends nothing
     done = true;
-  } else if (scenario.collective == Collective::AllReduce) {
-    if (algorithm == "auto") out.runs_as = auto_choice(f.N, P);
-    done = all_reduce_form(f, out.runs_as, why);
-    if (!done && why.empty()) why = "no closed form for all_reduce " + algorithm;
+  } else if (const Found form = find_form(scenario.collective, out.runs_as); form.form) {
+    done = form.form(f, why);
   } else {
-    done = other_form(f, scenario.collective, algorithm, why);
+    why = "no closed form for " + out.operation + " " + algorithm;
   }
   if (!done) {
     if (why_not) *why_not = why;
@@ -556,6 +250,23 @@ std::optional<Schedule> closed_form(const Scenario& scenario, std::string* why_n
   }
   for (u64 r = 0; r < P; ++r) out.messages += out.messages_sent[r];
   return out;
+}
+
+std::string segment_note(const Scenario& scenario) {
+  const std::string algorithm =
+      detail::validate(scenario, kMaxPredictionRanks, "the closed-form prediction path");
+  check_reported_bytes(scenario);
+  if (scenario.ranks == 1) return {};
+  Scenario s = scenario;
+  s.algorithm = runs_as(scenario, algorithm);
+  const Found form = find_form(s.collective, s.algorithm);
+  return form.note ? form.note(s) : std::string();
+}
+
+bool neighbours_only(const Scenario& scenario) {
+  const std::string algorithm =
+      detail::validate(scenario, kMaxPredictionRanks, "the closed-form prediction path");
+  return find_form(scenario.collective, runs_as(scenario, algorithm)).neighbours_only;
 }
 
 Prediction predict(const Schedule& schedule, const CostModel& given) {

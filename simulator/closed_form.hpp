@@ -61,12 +61,28 @@ struct Schedule {
 
 // The closed form of the scenario's algorithm, or nullopt (why_not says why:
 // no closed form for that algorithm, or this case is not regular). Ranks up
-// to kMaxPredictionRanks. Throws std::invalid_argument for a bad scenario.
+// to kMaxPredictionRanks, sizes up to kMaxScenarioBytes (cost.hpp). Throws
+// std::invalid_argument for a bad scenario.
 inline constexpr int kMaxPredictionRanks = 65536;
 std::optional<Schedule> closed_form(const Scenario& scenario, std::string* why_not = nullptr);
 
+// Why the algorithm that runs (auto: its choice, as in closed_form) takes
+// more steps than its textbook count where it cuts its messages into
+// segments: the ring's and Rabenseifner's 1 MiB segments (64 MiB on 8 ranks:
+// 8 segments a block, 63 steps instead of 14), the binary tree's 256 KiB
+// ones. "" where nothing is cut. Throws as closed_form does.
+std::string segment_note(const Scenario& scenario);
+
+// Whether every message of the algorithm that runs goes between ring
+// neighbours (rank r to r+1 or r-1, mod P): the ring all_reduce, all_gather
+// and reduce_scatter. On the ring topology each such message is the only one
+// on its link, so the link costs what the ports do and the closed form's
+// prediction holds there too, to the last bit.
+bool neighbours_only(const Scenario& scenario);
+
 // Prices the schedule on the fully connected topology (model.topology is
-// not looked at: a closed form knows ports, not links).
+// not looked at: a closed form knows ports, not links), or on the ring
+// topology where neighbours_only says so.
 Prediction predict(const Schedule& schedule, const CostModel& model);
 
 }  // namespace ringlab::sim

@@ -32,6 +32,19 @@ std::size_t reported_bytes(std::string_view operation, std::size_t count, DType 
   return collective ? block * collective->size_blocks(ranks) : block;
 }
 
+void check_reported_bytes(const Scenario& s) {
+  const std::uint64_t per_element =
+      element_size(s.dtype) * collective_info(s.collective).size_blocks(s.ranks);
+  if (s.count <= kMaxScenarioBytes / per_element) return;
+  throw std::invalid_argument(
+      "a size of " + std::to_string(s.count) + " elements of " + std::string(dtype_name(s.dtype)) +
+      (per_element > element_size(s.dtype) ? " in each of " + std::to_string(s.ranks) + " blocks"
+                                           : std::string()) +
+      " is more than the simulator takes: sizes up to " + std::to_string(kMaxScenarioBytes) +
+      " bytes (1 TiB, kMaxScenarioBytes), at most " +
+      std::to_string(kMaxScenarioBytes / per_element) + " elements here");
+}
+
 std::size_t reported_bytes(const Run& run) {
   return reported_bytes(run.operation, run.count, run.dtype, run.ranks);
 }

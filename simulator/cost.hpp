@@ -116,6 +116,12 @@ double reduce_time(const CostModel& model, std::uint64_t bytes);
 // (primitives/collectives.hpp), 1 for a run that is not one collective.
 std::size_t reported_bytes(const Run& run);
 std::size_t reported_bytes(std::string_view operation, std::size_t count, DType dtype, int ranks);
+// The largest size (as reported_bytes counts it) a scenario may have on the
+// prediction paths: 1 TiB (2^40 bytes), the largest `ringlab bench` runs.
+inline constexpr std::uint64_t kMaxScenarioBytes = std::uint64_t{1} << 40;
+// Throws std::invalid_argument when the scenario's size passes
+// kMaxScenarioBytes (worked out without overflow, whatever its count).
+void check_reported_bytes(const Scenario& scenario);
 // Fills size_bytes, algbw and busbw from total_s.
 void finish_prediction(Prediction& prediction, std::string_view operation, std::size_t count,
                        DType dtype, int ranks);

@@ -85,8 +85,8 @@ using SetId = std::uint32_t;
 inline constexpr SetId kNoInputs = 0;  // Run::rank_sets[0] is the empty set
 
 // Element offsets and counts in a record are 32-bit (a recorded buffer holds
-// fewer than 2^32 elements; simulate() refuses bigger ones): a 1024-rank
-// ring of 2 million messages is recorded in about 300 bytes a message.
+// fewer than 2^32 elements; simulate() refuses bigger ones), which keeps a
+// message's record small (docs/benchmarks.md, "The simulator").
 using Elem = std::uint32_t;
 
 // Elements [offset, offset + count) all have provenance rank_sets[set].

@@ -91,6 +91,11 @@ class RecordBuilder {
   std::size_t write(Write w, std::span<const ProvRun> after, ConstBytes before_values,
                     ConstBytes after_values);
   void initial_state(Region& region, const LoggedRegion& logged, int rank, ConstBytes initial);
+  // finish()'s parts, in order.
+  void release_matching_state();
+  void order_regions();
+  void sort_by_step(Step last);
+  void count_totals();
 
   RunInfo info_;
   Run run_;

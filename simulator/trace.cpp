@@ -21,14 +21,11 @@ namespace ringlab::sim {
 
 namespace {
 
-// The writer formats its events by hand; everything that reads JSON
-// (merge_traces, the tests) uses nlohmann-json. Measured on 2 cores with
-// `ringlab sim all_reduce --ranks 64 --count 4096 --trace t.json` (36k events,
-// 4.7 MB), medians of 7 interleaved runs: 56 ms with this writer, 99 ms with
-// one nlohmann::json object dumped per event (27 ms without --trace); with
-// --ranks 256 --count 65536 --algo ring (131k events) 0.98 s against 1.13 s.
-// Building a json object per event costs about 2.5 us against 0.5 us for the
-// string here, and a traced tcp rank rewrites its file after every world.
+// The writer formats its events by hand, which was measured faster than a
+// nlohmann::json object per event (a traced tcp rank rewrites its file after
+// every world); everything that reads JSON (merge_traces, the tests) uses
+// nlohmann-json. Measurements: docs/benchmarks.md, "Measurements behind the
+// simulator's code".
 std::string escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -350,8 +347,8 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
 std::size_t merge_traces(const std::vector<std::string>& inputs, const std::string& output) {
   using nlohmann::json;
   // Each file's events are parsed, then kept as text: only one file's tree
-  // is in memory at a time. About 0.9 s and 220 MB for one file of 131k
-  // events (19 MB) on 2 cores; the trace limit bounds both.
+  // is in memory at a time, and the trace limit bounds its time and memory
+  // (docs/benchmarks.md, "Measurements behind the simulator's code").
   std::vector<std::string> events;
   json notes = json::array();
   // Metadata ("ph":"M") names the process and the lanes, the same in every
