@@ -19,6 +19,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "simulator/closed_form.hpp"
 #include "simulator/fiber_world.hpp"
 #include "simulator/free_slots.hpp"
 #include "simulator/permute.hpp"
@@ -37,8 +38,9 @@ namespace {
 // What the ranks of one run share.
 class TrafficLog {
  public:
-  explicit TrafficLog(int ranks)
-      : clock_(static_cast<std::size_t>(ranks), 0),
+  TrafficLog(int ranks, std::uint64_t max_messages)
+      : max_messages_(max_messages),
+        clock_(static_cast<std::size_t>(ranks), 0),
         reducing_step_(static_cast<std::size_t>(ranks), 0),
         reducing_bytes_(static_cast<std::size_t>(ranks), 0),
         bytes_sent_(static_cast<std::size_t>(ranks), 0),
@@ -51,6 +53,10 @@ class TrafficLog {
   };
 
   Step send(int src, int dst, Tag tag, std::uint64_t bytes) {
+    if (messages_.size() >= max_messages_) {
+      over_budget_ = true;  // simulate_traffic says so, whichever rank stops here
+      throw std::length_error("the message-level path's message limit");
+    }
     const Step stamp = clock(src);
     const auto message = static_cast<std::uint32_t>(messages_.size());
     // Until its receive completes, a message is in its send step (a send
@@ -90,6 +96,8 @@ class TrafficLog {
     reducing_bytes_[r] += bytes;
   }
 
+  bool over_budget() const { return over_budget_; }
+
   Traffic finish(Traffic traffic) {
     for (std::size_t r = 0; r < clock_.size(); ++r) flush_reduced(r);
     Step last = 0;
@@ -128,6 +136,7 @@ class TrafficLog {
     reducing_bytes_[r] = 0;
   }
 
+  std::uint64_t max_messages_;
   std::vector<Step> clock_;
   std::vector<Step> reducing_step_;
   std::vector<std::uint64_t> reducing_bytes_;
@@ -137,6 +146,7 @@ class TrafficLog {
   std::vector<Receive> receives_;
   std::vector<std::uint32_t> free_receives_;
   std::vector<detail::Unmatched> waiting_;  // per receiving rank
+  bool over_budget_ = false;
 };
 
 // Forwards to the fiber's request and tells the log once it completed.
@@ -212,18 +222,62 @@ class TrafficTransport final : public Transport {
   TrafficLog& log_;
 };
 
+std::string what_runs(const Scenario& s, const std::string& algorithm) {
+  return std::string(collective_name(s.collective)) + " " + algorithm + " on " +
+         std::to_string(s.ranks) + " ranks";
+}
+
+// Refuses, before any rank starts, what the message-level path cannot take
+// (traffic.hpp says why).
+void check_traffic_limits(const Scenario& s, const std::string& algorithm,
+                          std::uint64_t max_messages) {
+  if (s.ranks > kMaxTrafficRanks)
+    throw std::invalid_argument(
+        "ranks = " + std::to_string(s.ranks) + ": the message-level prediction path runs 1 to " +
+        std::to_string(kMaxTrafficRanks) +
+        " virtual ranks (the algorithms keep P blocks on each of P ranks: P^2 x 16 bytes, 1 GiB "
+        "at " +
+        std::to_string(kMaxTrafficRanks) + " ranks); a closed form answers up to " +
+        std::to_string(kMaxPredictionRanks) +
+        " ranks on the fully connected topology (--path closed)");
+  const std::optional<Schedule> form = closed_form(s);
+  if (form && form->messages > max_messages)
+    throw std::invalid_argument(
+        what_runs(s, algorithm) + " sends " + std::to_string(form->messages) +
+        " messages: the message-level prediction path keeps every message and takes up to " +
+        std::to_string(max_messages) +
+        " (kMaxTrafficMessages); use fewer ranks, or the closed form on the fully connected "
+        "topology (--path closed)");
+}
+
 }  // namespace
 
-Traffic simulate_traffic(const Scenario& scenario) {
+std::string check_traffic(const Scenario& scenario, std::uint64_t max_messages) {
+  const std::string algorithm =
+      detail::validate(scenario, kMaxPredictionRanks, "the message-level prediction path");
+  check_reported_bytes(scenario);
+  check_traffic_limits(scenario, algorithm, max_messages);
+  return algorithm;
+}
+
+Traffic simulate_traffic(const Scenario& scenario, std::uint64_t max_messages) {
   Scenario resolved = scenario;
-  resolved.algorithm =
-      detail::validate(scenario, kMaxTrafficRanks, "the message-level prediction path");
-  TrafficLog log(scenario.ranks);
+  resolved.algorithm = check_traffic(scenario, max_messages);
+  TrafficLog log(scenario.ranks, max_messages);
   FiberWorld world(scenario.ranks, /*move_data=*/false, /*share_memory=*/true);
-  world.run([&](Transport& inner) {
-    TrafficTransport transport(inner, log);
-    detail::RankProgram(resolved, inner, transport, nullptr, false).run();
-  });
+  try {
+    world.run([&](Transport& inner) {
+      TrafficTransport transport(inner, log);
+      detail::RankProgram(resolved, inner, transport, nullptr, false).run();
+    });
+  } catch (const std::exception&) {
+    if (!log.over_budget()) throw;
+    throw std::invalid_argument(
+        what_runs(scenario, resolved.algorithm) + " sends more than " +
+        std::to_string(max_messages) +
+        " messages, the most the message-level prediction path keeps (kMaxTrafficMessages); "
+        "use fewer ranks or a smaller size");
+  }
   Traffic traffic;
   traffic.operation = std::string(collective_name(scenario.collective));
   traffic.algorithm = resolved.algorithm;

@@ -48,15 +48,29 @@ struct Traffic {
   std::span<const TrafficMessage> messages_in(Step k) const;
 };
 
-// Ranks the message-level path runs: its fibers need a stack each, and two
-// memory mappings per stack (stack and guard page) must stay under the
-// kernel's default limit of 65530 mappings.
-inline constexpr int kMaxTrafficRanks = 16384;
+// What the message-level path takes, so that any run of it fits in about
+// 2 GB (and, on the 2-core machine of docs/benchmarks.md, under 30 s):
+//  - ranks: the algorithms keep a table of P blocks on each of P ranks
+//    (split_even in primitives/, the collectives' block lists), P^2 x 16
+//    bytes: 1 GiB at 8192 ranks, 4 GiB at 16,384. (Each fiber's stack also
+//    needs two memory mappings, of the kernel's default 65530.)
+//  - messages: each is kept (a TrafficMessage) until the run is priced.
+// Where the algorithm has a closed form, its message count is known before
+// any rank starts and a run over the limit is refused at once; otherwise the
+// run stops at the limit.
+inline constexpr int kMaxTrafficRanks = 8192;
+inline constexpr std::uint64_t kMaxTrafficMessages = std::uint64_t{1} << 23;  // 8,388,608
 
 // Runs the scenario's algorithm without data. Throws std::invalid_argument for
-// a bad scenario (as simulate() does; ranks up to kMaxTrafficRanks) and
+// a bad scenario (as simulate() does; ranks up to kMaxTrafficRanks, sizes up
+// to kMaxScenarioBytes) or one that sends more than max_messages, and
 // CommError if the algorithm deadlocks, naming the ranks.
-Traffic simulate_traffic(const Scenario& scenario);
+Traffic simulate_traffic(const Scenario& scenario,
+                         std::uint64_t max_messages = kMaxTrafficMessages);
+// What simulate_traffic refuses before any rank starts; returns the resolved
+// algorithm name.
+std::string check_traffic(const Scenario& scenario,
+                          std::uint64_t max_messages = kMaxTrafficMessages);
 
 Prediction predict(const Traffic& traffic, const CostModel& model);
 
