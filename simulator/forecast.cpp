@@ -1,5 +1,6 @@
 #include "simulator/forecast.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 #include "primitives/algorithms.hpp"
@@ -46,11 +47,12 @@ int max_ranks(PredictionPath path) {
 }
 
 std::string check_scenario(const Scenario& scenario, PredictionPath path) {
-  const std::string what = path == PredictionPath::Recorded ? "the recorded simulator"
-                           : path == PredictionPath::MessageLevel
-                               ? "the message-level prediction path"
-                               : "prediction";
-  return detail::validate(scenario, max_ranks(path), what);
+  if (path == PredictionPath::MessageLevel) return check_traffic(scenario);
+  const std::string what =
+      path == PredictionPath::Recorded ? "the recorded simulator" : "prediction";
+  const std::string algorithm = detail::validate(scenario, max_ranks(path), what);
+  if (path != PredictionPath::Recorded) check_reported_bytes(scenario);
+  return algorithm;
 }
 
 namespace {
@@ -72,7 +74,7 @@ Forecast from_traffic(const Scenario& s, const CostModel& model) {
   return f;
 }
 
-// forecast(), with auto already resolved where the model's cores decide it.
+// forecast() of one algorithm (auto: as the simulated transport runs it).
 Forecast forecast_as_named(Scenario s, const CostModel& model, PredictionPath path) {
   if (path == PredictionPath::Recorded) {
     const Run run = simulate(s);
@@ -88,9 +90,12 @@ Forecast forecast_as_named(Scenario s, const CostModel& model, PredictionPath pa
   if (path == PredictionPath::MessageLevel) return from_traffic(s, model);
 
   std::string why;
-  if (model.topology != Topology::FullyConnected) {
-    why = "closed forms are for the fully connected topology, not " +
-          std::string(topology_name(model.topology));
+  if (model.topology == Topology::Switch ||
+      (model.topology == Topology::Ring && !neighbours_only(s))) {
+    why =
+        "closed forms are for the fully connected topology (and, for algorithms that only talk "
+        "to ring neighbours, the ring), not " +
+        std::string(topology_name(model.topology));
   } else if (!model.full_duplex) {
     why =
         "closed forms price full-duplex ports, and this model's ranks share their bandwidth "
@@ -121,19 +126,63 @@ Forecast forecast_as_named(Scenario s, const CostModel& model, PredictionPath pa
   return f;
 }
 
+// auto: every other algorithm of the table priced by `path`, the fastest
+// kept (the first on a tie); those the path cannot price are noted.
+Forecast fastest(const Scenario& s, const CostModel& model, PredictionPath path) {
+  Scenario named = s;
+  std::optional<Forecast> best;
+  std::vector<std::string> unpriced;
+  for (const Algorithm<AllReduceFn>& a : all_reduce_algorithms()) {
+    if (a.run == all_reduce_auto) continue;
+    named.algorithm = std::string(a.name);
+    try {
+      Forecast f = forecast_as_named(named, model, path);
+      if (!best || f.prediction.total_s < best->prediction.total_s) best = std::move(f);
+    } catch (const std::invalid_argument& error) {
+      unpriced.push_back(named.algorithm + ": " + error.what());
+    }
+  }
+  if (!best)
+    throw std::invalid_argument("auto could price none of the algorithms: " + unpriced.front());
+  best->algorithm = "auto";
+  best->unpriced = std::move(unpriced);
+  return *best;
+}
+
 }  // namespace
+
+bool is_all_reduce_auto(const Scenario& s) {
+  return s.collective == Collective::AllReduce && !s.algorithm.empty() &&
+         find_algorithm(all_reduce_algorithms(), s.collective, s.algorithm).run == all_reduce_auto;
+}
+
+std::string measured_auto_choice(const Scenario& s, const CostModel& model) {
+  // TCP ranks that outnumber their host's processors make auto send fewer
+  // messages (all_reduce.cpp); here the model's cores say whether they do.
+  const bool crowded = model.cores > 0 && s.ranks > model.cores;
+  return std::string(all_reduce_auto_choice(s.count * element_size(s.dtype), s.ranks, crowded));
+}
 
 Forecast forecast(const Scenario& scenario, const CostModel& model, PredictionPath path) {
   Scenario s = scenario;
   s.values = ValueMode::Off;
-  // TCP ranks that outnumber their host's processors make auto send fewer
-  // messages (all_reduce.cpp); here the model's cores say whether they do.
-  const bool crowded_auto = s.collective == Collective::AllReduce && s.algorithm == "auto" &&
-                            model.cores > 0 && s.ranks > model.cores;
-  if (!crowded_auto) return forecast_as_named(s, model, path);
-  s.algorithm = all_reduce_auto_choice(s.count * element_size(s.dtype), s.ranks, true);
-  Forecast f = forecast_as_named(s, model, path);
-  f.algorithm = "auto";
+  if (!is_all_reduce_auto(s)) return forecast_as_named(s, model, path);
+  // The path's own limits apply to each algorithm (fastest notes those it
+  // refuses), not to auto's name.
+  check_scenario(s, path == PredictionPath::Recorded ? path : PredictionPath::ClosedForm);
+  Forecast f = fastest(s, model, path);
+  f.rule = measured_auto_choice(s, model);
+  if (f.rule == f.runs_as) {
+    f.rule_s = f.prediction.total_s;
+  } else {
+    Scenario rule = s;
+    rule.algorithm = f.rule;
+    try {
+      f.rule_s = forecast_as_named(rule, model, path).prediction.total_s;
+    } catch (const std::invalid_argument&) {
+      f.rule_s = 0;  // unpriced: listed there
+    }
+  }
   return f;
 }
 

@@ -127,7 +127,11 @@ double predicted_seconds(const Measurement& row, const CostModel& model) {
   if (row.op != "all_reduce")
     throw std::invalid_argument("cannot price " + row.op + " on " + std::to_string(row.ranks) +
                                 " ranks");
-  return forecast(all_reduce_scenario(row), model).prediction.total_s;
+  // A measured auto ran the measured rule (a ProcessGroup's auto), not the
+  // simulator's fastest prediction (forecast.hpp).
+  Scenario s = all_reduce_scenario(row);
+  if (is_all_reduce_auto(s)) s.algorithm = measured_auto_choice(s, model);
+  return forecast(s, model).prediction.total_s;
 }
 
 ModelFit fit_cost_model(const std::vector<Measurement>& rows) {
