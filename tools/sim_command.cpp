@@ -30,6 +30,7 @@
 #include "simulator/trace.hpp"
 #include "tools/commands.hpp"
 #include "tools/sim_calibrate.hpp"
+#include "tools/sim_compare.hpp"
 #include "tools/sim_ddp.hpp"
 
 namespace ringlab::cli {
@@ -87,18 +88,6 @@ CostModel model_of(const SimCommand& c) {
 // Elements per rank from an nccl-tests size (list ops: the whole buffer).
 std::size_t count_for(Collective c, std::size_t bytes, DType dtype, int ranks) {
   return bytes / element_size(dtype) / collective_info(c).size_blocks(ranks);
-}
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "K", "M", "G", "T"};
-  int u = 0;
-  while (b >= 1024 && u < 4) {
-    b /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, b == static_cast<long long>(b) ? "%.0f%s" : "%.1f%s", b, units[u]);
-  return buf;
 }
 
 std::string where(const Run& run, const Location& l) {
@@ -229,7 +218,9 @@ std::string path_line(const Forecast& f) {
   return "?";
 }
 
-void print_prediction(const Totals& totals, const Prediction& p, const CostModel& m) {
+// note: why the steps are as many as they are (segment_note), or "".
+void print_prediction(const Totals& totals, const Prediction& p, const CostModel& m,
+                      const std::string& note = {}) {
   std::printf("\nprediction: topology %s, alpha %.3g us, bandwidth %.3g GB/s, gamma %.3g ns/B\n",
               std::string(topology_name(m.topology)).c_str(), m.alpha_s * 1e6, m.bandwidth_Bps / 1e9,
               m.gamma_s_per_byte * 1e9);
@@ -243,6 +234,7 @@ void print_prediction(const Totals& totals, const Prediction& p, const CostModel
   std::printf("  %u steps, %llu messages, at most %llu bytes sent by one rank\n", totals.steps,
               static_cast<unsigned long long>(totals.messages),
               static_cast<unsigned long long>(totals.most_sent));
+  if (!note.empty()) std::printf("  why %u steps: %s\n", totals.steps, note.c_str());
   std::printf("  total %.3f us; size %zu B; algbw %s; busbw %s\n", p.total_s * 1e6, p.size_bytes,
               rate(p.algbw_GBps).c_str(), rate(p.busbw_GBps).c_str());
 }
@@ -258,69 +250,6 @@ Scenario scenario_of(const SimCommand& c, Collective collective, std::size_t cou
   s.root = c.root;
   s.execution = c.engine == "threads" ? RankExecution::Threads : RankExecution::Fibers;
   return s;
-}
-
-void run_compare(const SimCommand& c, Collective collective, const CostModel& model) {
-  const auto [min_bytes, max_bytes] = bench::parse_size_range(c.sizes);
-  const auto names = algorithm_names(collective);
-  const DType dtype = parse_dtype(c.dtype);
-  const PredictionPath path = parse_path(c.path);
-  std::printf(
-      "# ringlab sim --compare: %s on %d ranks, %s, topology %s, alpha %.3g us, "
-      "bandwidth %.3g GB/s, gamma %.3g ns/B\n",
-      std::string(collective_name(collective)).c_str(), c.ranks,
-      std::string(dtype_name(dtype)).c_str(), std::string(topology_name(model.topology)).c_str(),
-      model.alpha_s * 1e6, model.bandwidth_Bps / 1e9, model.gamma_s_per_byte * 1e9);
-  std::printf("# predicted time in us; * = fastest\n%10s", "size");
-  for (const auto& n : names) std::printf(" %20s", n.c_str());
-  std::printf("\n");
-  std::string previous_best;
-  std::vector<std::string> crossovers;
-  // Which path answered each algorithm, and what auto picked at each size.
-  std::vector<std::vector<std::string>> answered(names.size());
-  std::vector<std::string> auto_picks;
-  for (std::size_t bytes = std::max<std::size_t>(min_bytes, element_size(dtype)); bytes <= max_bytes;
-       bytes *= 4) {
-    std::vector<double> times;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      Scenario s = scenario_of(c, collective, count_for(collective, bytes, dtype, c.ranks));
-      s.algorithm = names[i];
-      const Forecast f = forecast(s, model, path);
-      times.push_back(f.prediction.total_s * 1e6);
-      const std::string how = f.path == PredictionPath::MessageLevel ? "message-level path"
-                              : f.path == PredictionPath::Recorded   ? "recorded run"
-                                                                     : std::string(path_name(f.path));
-      if (std::find(answered[i].begin(), answered[i].end(), how) == answered[i].end())
-        answered[i].push_back(how);
-      if (names[i] == "auto" && f.runs_as != "auto")
-        auto_picks.push_back(human_bytes(static_cast<double>(bytes)) + " " + f.runs_as);
-    }
-    const auto best = static_cast<std::size_t>(std::min_element(times.begin(), times.end()) - times.begin());
-    std::printf("%10s", human_bytes(static_cast<double>(bytes)).c_str());
-    for (std::size_t i = 0; i < times.size(); ++i)
-      std::printf(" %19.2f%s", times[i], i == best ? "*" : " ");
-    std::printf("\n");
-    if (!previous_best.empty() && previous_best != names[best])
-      crossovers.push_back("from " + human_bytes(static_cast<double>(bytes)) + ": " + names[best] +
-                           " beats " + previous_best);
-    previous_best = names[best];
-  }
-  if (crossovers.empty()) std::printf("# no crossover: %s is fastest at every size\n", previous_best.c_str());
-  for (const auto& line : crossovers) std::printf("# crossover %s\n", line.c_str());
-  std::printf("# small messages are latency-bound (alpha x steps), large ones bandwidth-bound "
-              "(bytes x beta on the busiest port or link)\n");
-  if (!auto_picks.empty()) {
-    std::string line;
-    for (const auto& pick : auto_picks) line += (line.empty() ? "" : ", ") + pick;
-    std::printf("# auto ran: %s\n", line.c_str());
-  }
-  std::string how;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    std::string paths;
-    for (const auto& p : answered[i]) paths += (paths.empty() ? "" : " and ") + p;
-    how += (how.empty() ? "" : ", ") + names[i] + " by the " + paths;
-  }
-  std::printf("# answered by: %s\n", how.c_str());
 }
 
 long peak_rss_kib() {
@@ -406,11 +335,9 @@ void run_recorded(const SimCommand& c, const Scenario& s, const CostModel& model
     if (!run.values_recorded) std::printf("# %s\n", run.values_note.c_str());
     print_steps(run, c.show_empty);
   }
-  print_prediction(totals_of(run), p, model);
+  print_prediction(totals_of(run), p, model, segment_note(s));
   write_trace_file(c, run, p, model);
   if (c.bench) {
-    std::size_t runs = 0;
-    for (const auto& w : run.writes) runs += w.before.count + w.after.count;
     const long rss = peak_rss_kib();
     std::printf(
         "\nbench: record %.3f s, prediction %.3f s, peak RSS %ld MiB (%.0f bytes per message); "
@@ -424,53 +351,110 @@ void run_recorded(const SimCommand& c, const Scenario& s, const CostModel& model
   }
 }
 
-void run_sim_command(SimCommand& c) {
-  if (c.calibrate) return run_calibration(c.calibration);
-  if (c.op.empty())
-    throw std::invalid_argument(
-        "ringlab sim: name the operation to simulate, e.g. `ringlab sim "
-        "all_reduce --ranks 4`; one of " +
-        operations_text());
-  if (c.op == "parameter_server" || c.op == "ps") return run_parameter_server_command(c);
-  if (c.op == "ddp") return run_sim_ddp(c.ddp, c.ranks, c.algorithm, model_of(c), c.compare);
-  const Collective collective = parse_collective(c.op);
-  const CostModel model = model_of(c);
-  if (c.compare) return run_compare(c, collective, model);
-  const DType dtype = parse_dtype(c.dtype);
-  const std::size_t count =
-      c.bytes.empty() ? c.count : count_for(collective, bench::parse_size(c.bytes), dtype, c.ranks);
-  Scenario s = scenario_of(c, collective, count);
-  const PredictionPath path = parse_path(c.path);
-  if (c.steps == 1 || !c.trace.empty()) {
-    const std::string what = c.steps == 1 ? "--steps" : "--trace";
-    if (path != PredictionPath::Auto && path != PredictionPath::Recorded)
-      throw std::invalid_argument(
-          what + " needs the recorded run: leave --path out or use --path recorded");
-    const int limit = max_ranks(PredictionPath::Recorded);
-    if (s.ranks > limit)
-      throw std::invalid_argument(what + " needs the recorded run, which takes up to " +
-                                  std::to_string(limit) + " ranks, not " + std::to_string(s.ranks) +
-                                  ": leave it out for a prediction");
+// What auto ran and how it relates to a ProcessGroup's auto (forecast.hpp).
+void print_auto_choice(const Forecast& f, const CostModel& model) {
+  if (f.rule.empty()) {
+    if (f.runs_as != f.algorithm)
+      std::printf("# %s ran %s at this size\n", f.algorithm.c_str(), f.runs_as.c_str());
+    return;
   }
+  std::printf(
+      "# auto runs %s: the fastest predicted on the %s topology (the simulator's auto picks by "
+      "prediction)\n",
+      f.runs_as.c_str(), std::string(topology_name(model.topology)).c_str());
+  if (f.rule == f.runs_as)
+    std::printf(
+        "# a ProcessGroup's auto runs %s too, by the rule measured on real hosts "
+        "(all_reduce_auto_choice, primitives/all_reduce.cpp)\n",
+        f.rule.c_str());
+  else if (f.rule_s > 0)
+    std::printf(
+        "# a ProcessGroup's auto runs %s instead, by the rule measured on real hosts "
+        "(all_reduce_auto_choice, primitives/all_reduce.cpp): predicted %.3f us here, %.2fx as "
+        "long\n",
+        f.rule.c_str(), f.rule_s * 1e6, f.rule_s / f.prediction.total_s);
+  else
+    std::printf(
+        "# a ProcessGroup's auto runs %s instead, by the rule measured on real hosts "
+        "(all_reduce_auto_choice, primitives/all_reduce.cpp)\n",
+        f.rule.c_str());
+  for (const std::string& line : f.unpriced) std::printf("# not priced: %s\n", line.c_str());
+}
 
+// The scenario the options describe, its size within what the simulator
+// takes (an error names the option that set it).
+Scenario scenario_from_options(const SimCommand& c, Collective collective) {
+  const DType dtype = parse_dtype(c.dtype);
+  std::size_t count = c.count;
+  if (!c.bytes.empty()) {
+    try {
+      count = count_for(collective, bench::parse_size(c.bytes), dtype, c.ranks);
+    } catch (const std::invalid_argument& error) {
+      std::string what = error.what();
+      if (what.starts_with("--sizes"))
+        what.replace(0, 7, "--bytes");  // bench's parser says --sizes
+      throw std::invalid_argument(what);
+    }
+  }
+  Scenario s = scenario_of(c, collective, count);
+  try {
+    check_reported_bytes(s);
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(
+        (c.bytes.empty() ? "--count " + std::to_string(c.count) : "--bytes " + c.bytes) + ": " +
+        error.what());
+  }
+  return s;
+}
+
+// --steps and --trace need the recorded run.
+void check_recorded_options(const SimCommand& c, const Scenario& s, PredictionPath path) {
+  if (c.steps != 1 && c.trace.empty()) return;
+  const std::string what = c.steps == 1 ? "--steps" : "--trace";
+  if (path != PredictionPath::Auto && path != PredictionPath::Recorded)
+    throw std::invalid_argument(what +
+                                " needs the recorded run: leave --path out or use --path recorded");
+  const int limit = max_ranks(PredictionPath::Recorded);
+  if (s.ranks > limit)
+    throw std::invalid_argument(what + " needs the recorded run, which takes up to " +
+                                std::to_string(limit) + " ranks, not " + std::to_string(s.ranks) +
+                                ": leave it out for a prediction");
+}
+
+void print_scenario(const Scenario& s, const std::string& algorithm) {
+  const CollectiveInfo& row = collective_info(s.collective);
+  const std::string name(collective_name(s.collective));
+  if (row.input == Shape::None)  // the barrier: no data, no op
+    std::printf("# ringlab sim: %s, algorithm %s, %d ranks (no data)\n", name.c_str(),
+                algorithm.c_str(), s.ranks);
+  else
+    std::printf("# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes)%s%s\n",
+                name.c_str(), algorithm.c_str(), s.ranks, s.count,
+                std::string(dtype_name(s.dtype)).c_str(), s.count * element_size(s.dtype),
+                row.reduces ? (", op " + std::string(op_name(s.op))).c_str() : "",
+                row.rooted ? (", root " + std::to_string(s.root)).c_str() : "");
+}
+
+void run_collective(const SimCommand& c, Collective collective, const CostModel& model) {
+  Scenario s = scenario_from_options(c, collective);
+  const PredictionPath path = parse_path(c.path);
+  if (c.compare) {
+    s.algorithm.clear();
+    return run_compare(s, c.sizes, path, model);
+  }
+  check_recorded_options(c, s, path);
   const bool small =
       s.ranks <= 16 && s.count * collective_info(collective).size_blocks(s.ranks) <= 64;
   const bool show = c.steps == 1 || (c.steps == -1 && small);
   const bool record = path == PredictionPath::Recorded ||
                       (path == PredictionPath::Auto && (show || !c.trace.empty()));
-  const std::string algorithm = check_scenario(s, record ? PredictionPath::Recorded : path);
-  const CollectiveInfo& row = collective_info(collective);
-  if (row.input == Shape::None)  // the barrier: no data, no op
-    std::printf("# ringlab sim: %s, algorithm %s, %d ranks (no data)\n",
-                std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks);
-  else
-    std::printf(
-        "# ringlab sim: %s, algorithm %s, %d ranks, %zu x %s per rank (%zu bytes)%s%s\n",
-        std::string(collective_name(collective)).c_str(), algorithm.c_str(), s.ranks, s.count,
-        std::string(dtype_name(s.dtype)).c_str(), s.count * element_size(s.dtype),
-        row.reduces ? (", op " + std::string(op_name(s.op))).c_str() : "",
-        row.rooted ? (", root " + std::to_string(s.root)).c_str() : "");
+  print_scenario(s, check_scenario(s, record ? PredictionPath::Recorded : path));
   if (record) {
+    if (is_all_reduce_auto(s)) {  // record what auto picks by prediction
+      const Forecast pick = forecast(s, model, PredictionPath::Auto);
+      print_auto_choice(pick, model);
+      s.algorithm = pick.runs_as;
+    }
     if (c.bench) s.values = ValueMode::Off;  // what the benchmark measures: the record itself
     return run_recorded(c, s, model, show);
   }
@@ -482,13 +466,26 @@ void run_sim_command(SimCommand& c) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("# answered by %s\n", path_line(f).c_str());
-  if (f.runs_as != f.algorithm)
-    std::printf("# %s ran %s at this size\n", f.algorithm.c_str(), f.runs_as.c_str());
-  print_prediction(totals_of(f), f.prediction, model);
+  print_auto_choice(f, model);
+  Scenario ran = s;
+  ran.algorithm = f.runs_as;
+  print_prediction(totals_of(f), f.prediction, model, segment_note(ran));
   if (c.bench)
     std::printf("\nbench: %s prediction %.3f s, peak RSS %ld MiB; %llu messages\n",
                 std::string(path_name(f.path)).c_str(), seconds, peak_rss_kib() / 1024,
                 static_cast<unsigned long long>(f.messages));
+}
+
+void run_sim_command(SimCommand& c) {
+  if (c.calibrate) return run_calibration(c.calibration);
+  if (c.op.empty())
+    throw std::invalid_argument(
+        "ringlab sim: name the operation to simulate, e.g. `ringlab sim "
+        "all_reduce --ranks 4`; one of " +
+        operations_text());
+  if (c.op == "parameter_server" || c.op == "ps") return run_parameter_server_command(c);
+  if (c.op == "ddp") return run_sim_ddp(c.ddp, c.ranks, c.algorithm, model_of(c), c.compare);
+  run_collective(c, parse_collective(c.op), model_of(c));
 }
 
 void add_sim_command(CLI::App& app) {
@@ -496,9 +493,11 @@ void add_sim_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "sim", "simulate a collective on virtual ranks: every message and buffer, a cost model");
   sub->add_option("op", cmd->op, operations_text() + " (required, but for --calibrate)");
-  sub->add_option("--algo,--algorithm", cmd->algorithm, "algorithm name (default: the op's)");
+  sub->add_option("--algo,--algorithm", cmd->algorithm,
+                  "algorithm name (default: the op's first; all_reduce's auto runs the fastest "
+                  "predicted for the --topology)");
   sub->add_option("--ranks,-n", cmd->ranks,
-                  "virtual ranks: up to 1024 recorded (--steps, --trace), 16384 message-level, "
+                  "virtual ranks: up to 1024 recorded (--steps, --trace), 8192 message-level, "
                   "65536 by a closed form")
       ->check(whole_number(1, kMaxPredictionRanks, "a number of virtual ranks"));
   sub->add_option("--bytes", cmd->bytes,
@@ -507,7 +506,10 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
   sub->add_option("--redop", cmd->redop, "sum, avg, prod, min, max, band, bor, bxor");
   sub->add_option("--root", cmd->root, "root of rooted ops");
-  sub->add_option("--topology", cmd->topology, "fully_connected, ring or switch");
+  sub->add_option("--topology", cmd->topology,
+                  "fully_connected (default: a private link between every pair of ranks), ring "
+                  "(the ranks wired in a ring, Horovod's setting, where the ring algorithm wins) "
+                  "or switch");
   sub->add_option_function<double>(
       "--alpha", [cmd](double v) { cmd->alpha_us = v, cmd->alpha_given = true; },
       "latency per message, microseconds (default 5)");
@@ -528,7 +530,9 @@ void add_sim_command(CLI::App& app) {
                   "how to predict: auto (default), recorded, messages (data-free ranks) or closed "
                   "(closed form)")
       ->check(CLI::IsMember({"auto", "recorded", "messages", "closed"}));
-  sub->add_flag("--compare", cmd->compare, "every algorithm of the op side by side across --sizes");
+  sub->add_flag("--compare", cmd->compare,
+                "every algorithm of the op side by side across --sizes, on the --topology given "
+                "(e.g. --compare --topology ring)");
   sub->add_option("--sizes", cmd->sizes, "--compare: MIN:MAX bytes, x4 apart (default 1K:256M)");
   sub->add_flag("--bench", cmd->bench, "time the simulation and report peak memory");
   sub->add_option("--trace", cmd->trace, "write a Chrome trace JSON (Perfetto, chrome://tracing)");
