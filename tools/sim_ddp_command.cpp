@@ -1,6 +1,9 @@
 // `ringlab sim ddp --params N --bucket-mb B --backward-ms T --ranks P ...`
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "primitives/algorithms.hpp"
 #include "tools/sim_ddp.hpp"
@@ -8,12 +11,35 @@
 
 namespace ringlab::cli {
 
+namespace {
+
+// A count of parameters, written as a whole number or in exponent form
+// (25e6), from 1 to `most`: NaN, infinities, negative and fractional values
+// are refused with what to give instead (CLI::Range lets NaN through, and a
+// NaN count became a buffer of 2^63 elements).
+CLI::Validator parameter_count(double most) {
+  return CLI::Validator(
+      [most](std::string& input) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(input.c_str(), &end);
+        const bool number = !input.empty() && end == input.c_str() + input.size();
+        if (number && std::isfinite(value) && value >= 1 && value <= most &&
+            std::floor(value) == value)
+          return {};
+        return input + " is not allowed: give a whole number of parameters from 1 to " +
+               std::to_string(static_cast<long long>(most)) + ", e.g. 25000000 or 25e6";
+      },
+      "1..4e9");
+}
+
+}  // namespace
+
 void add_ddp_sim_options(CLI::App& sim, DdpSimOptions& o) {
   // Up to 4e9 (16 GB of gradients): the simulator records every message of
   // each all_reduce it prices, and the whole model's is one of them.
   sim.add_option("--params", o.params,
                  "ddp: float32 parameters in the model (default 25e6, at most 4e9)")
-      ->check(CLI::Range(1.0, 4e9));
+      ->check(parameter_count(4e9));
   sim.add_option("--layers", o.layers, "ddp: parameter tensors, produced in turn (default 50)")
       ->check(CLI::Range(1, 1000000));
   sim.add_option("--bucket-mb", o.bucket_mb, "ddp: bucket_cap_mb (default 25)")
