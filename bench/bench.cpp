@@ -462,6 +462,26 @@ void warm_up(ProcessGroup& pg, Case& c, int batch, Duration at_least) {
   }
 }
 
+// The legend under the header: what algbw, busbw's factor and the root
+// column mean for this op (nccl-tests' definitions).
+std::string legend(const std::string& op, const CollectiveInfo* collective, int ranks) {
+  std::string factor = "1, point to point: the bytes that cross";
+  if (collective && collective->bus == BusFactor::TwiceRanksLessOne)
+    factor = "2(P-1)/P, a reduce-scatter then an all-gather";
+  else if (collective && collective->bus == BusFactor::RanksLessOneOfAll)
+    factor = "(P-1)/P, each rank receives every block but its own";
+  else if (collective)
+    factor = "1, the root's link carries the size once";
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "# algbw = size / time; busbw = algbw x %.2f (%s's factor %s; P = %d), comparable "
+                "to a link's bandwidth; root %s",
+                bus_factor(op, ranks), op.c_str(), factor.c_str(), ranks,
+                collective && collective->rooted ? "= the rank the op starts from or ends at"
+                                                 : "- = this op has none");
+  return text;
+}
+
 }  // namespace
 
 std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
@@ -485,6 +505,7 @@ std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
                 "root", "time", "algbw", "busbw", "#wrong");
     std::printf("#%11s %12s %8s %6s %5s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "",
                 "(us)", "(GB/s)", "(GB/s)", "");
+    std::printf("%s\n", legend(o.op, collective, pg.size()).c_str());
     std::fflush(stdout);
   }
   const std::size_t esize = element_size(o.dtype);
@@ -518,7 +539,7 @@ std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
       std::printf(" %11zu %12zu %8s %6s %5s %10.1f %8.3f %8.3f %6lld\n", row.bytes, row.count,
                   std::string(dtype_name(o.dtype)).c_str(),
                   reduce_op ? std::string(op_name(o.redop)).c_str() : "none",
-                  root_op ? std::to_string(o.root).c_str() : "-1", row.time_us, row.algbw_gbs,
+                  root_op ? std::to_string(o.root).c_str() : "-", row.time_us, row.algbw_gbs,
                   row.busbw_gbs, static_cast<long long>(row.wrong));
       std::fflush(stdout);
     }
