@@ -86,8 +86,53 @@ double ping_pong(ProcessGroup& pg, std::size_t bytes) {
   return median(runs);
 }
 
+// What is measured: point-to-point sizes on 2 ranks (sendrecv and ping-pong
+// each), and every all_reduce algorithm at these sizes on 2 and 4 ranks.
+std::vector<std::size_t> point_to_point_sizes() {
+  std::vector<std::size_t> out;
+  for (std::size_t b = 4u << 10; b <= (16u << 20); b *= 2) out.push_back(b);
+  return out;
+}
+std::vector<std::size_t> all_reduce_sizes() { return sizes(4u << 10, 64u << 20); }
+
+std::size_t measurements(bool point_to_point) {
+  return (point_to_point ? 2 * point_to_point_sizes().size() : 0) +
+         algorithm_names(Collective::AllReduce).size() * all_reduce_sizes().size();
+}
+
+// A line on stderr after each group of measurements: how many are done, the
+// time so far and, at this world's pace so far, the time left (a larger
+// world is slower per measurement). Rank 0 of each world prints it (its lines
+// reach this process's stderr as they come).
+struct Progress {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  std::size_t done = 0, total = 0;
+
+  void world_starts() {
+    world_start = Clock::now();
+    world_done = done;
+  }
+  void step(const ProcessGroup& pg, const std::string& what, std::size_t count) {
+    done += count;
+    if (pg.rank() != 0) return;
+    const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    const double pace =
+        seconds(Clock::now() - world_start) / static_cast<double>(done - world_done);
+    std::fprintf(stderr,
+                 "# calibrate: %3zu of %zu measured (%d ranks: %s), %.0f s so far, about %.0f s "
+                 "left\n",
+                 done, total, pg.size(), what.c_str(), seconds(Clock::now() - start),
+                 pace * static_cast<double>(total - done));
+  }
+
+ private:
+  Clock::time_point world_start = start;
+  std::size_t world_done = 0;
+};
+
 // One world: the rows its rank 0 measured (op algorithm ranks bytes seconds).
-std::vector<Measurement> measure_world(int ranks, bool point_to_point) {
+std::vector<Measurement> measure_world(int ranks, bool point_to_point, Progress progress) {
   ProcessGroupOptions group;
   group.check_arguments = false;  // time the collective, not the argument exchange
   const std::vector<std::string> answers = backends::run_ranks_collecting(
@@ -107,13 +152,17 @@ std::vector<Measurement> measure_world(int ranks, bool point_to_point) {
         };
         // Connections and caches warm before the first timed row.
         bench::run(pg, options_for("all_reduce", "ring", 1u << 20), false);
-        if (point_to_point)
-          for (std::size_t b = 4u << 10; b <= (16u << 20); b *= 2) {
+        if (point_to_point) {
+          for (std::size_t b : point_to_point_sizes()) {
             record("sendrecv", "", b);
             rows << "pingpong - 2 " << b << ' ' << ping_pong(pg, b) << '\n';
           }
-        for (const std::string& algorithm : algorithm_names(Collective::AllReduce))
-          for (std::size_t b : sizes(4u << 10, 64u << 20)) record("all_reduce", algorithm, b);
+          progress.step(pg, "sendrecv and ping-pong", 2 * point_to_point_sizes().size());
+        }
+        for (const std::string& algorithm : algorithm_names(Collective::AllReduce)) {
+          for (std::size_t b : all_reduce_sizes()) record("all_reduce", algorithm, b);
+          progress.step(pg, "all_reduce " + algorithm, all_reduce_sizes().size());
+        }
         return pg.rank() == 0 ? rows.str() : std::string();
       },
       group);
@@ -245,13 +294,23 @@ void run_calibration(const CalibrateOptions& options) {
   std::printf(
       "# ringlab sim --calibrate: tcp backend on this machine (%u cores, load average %.2f)\n",
       machine.cores, machine.load);
+  Progress progress;
+  progress.total = measurements(true) + measurements(false);
+  std::printf(
+      "# %zu measurements, each the median of %d runs: this takes a few minutes (2 to 5 on a "
+      "2-core machine, docs/cost-model.md); progress on stderr\n",
+      progress.total, kRepeats);
   std::printf(
       "# measuring 2 ranks: sendrecv and ping-pong 4K..16M, every all_reduce "
-      "algorithm 4K..64M (the median of %d runs each) ...\n",
-      kRepeats);
-  std::vector<Measurement> rows = measure_world(2, true);
+      "algorithm 4K..64M ...\n");
+  std::fflush(stdout);
+  progress.world_starts();
+  std::vector<Measurement> rows = measure_world(2, true, progress);
+  progress.done = measurements(true);
+  progress.world_starts();
   std::printf("# measuring 4 ranks: every all_reduce algorithm 4K..64M ...\n");
-  const std::vector<Measurement> four = measure_world(4, false);
+  std::fflush(stdout);
+  const std::vector<Measurement> four = measure_world(4, false, progress);
 
   const sim::CostModel model = fit_and_print(rows, machine);
   char note[256];
