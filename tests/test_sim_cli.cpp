@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "run_program.hpp"
 
@@ -122,10 +123,16 @@ TEST_CASE("the output says which path answered") {
   CHECK(has(messages.output, "answered by the message-level path"));
   CHECK(has(messages.output, "no closed form for reduce gloo_ring"));
 
-  const auto ring_topology = run_ringlab("sim all_reduce --ranks 64 --count 4096 --topology ring");
+  const auto ring_topology =
+      run_ringlab("sim all_reduce --algo rabenseifner --ranks 64 --count 4096 --topology ring");
   CAPTURE(ring_topology.output);
   REQUIRE(ring_topology.status == 0);
   CHECK(has(ring_topology.output, "answered by the message-level path"));
+  // The ring algorithm talks to neighbours only: its closed form holds on a ring.
+  const auto ring_on_ring = run_ringlab("sim all_reduce --ranks 64 --count 4096 --topology ring");
+  CAPTURE(ring_on_ring.output);
+  REQUIRE(ring_on_ring.status == 0);
+  CHECK(has(ring_on_ring.output, "answered by the closed form"));
 
   const auto compare = run_ringlab("sim all_reduce --compare --ranks 4096 --sizes 1K:4K");
   CAPTURE(compare.output);
@@ -172,4 +179,136 @@ TEST_CASE("--model reads a calibrated file; flags given as well win; a bad file 
   const auto missing = run_ringlab("sim all_reduce --ranks 4 --model " + path);
   CHECK(missing.status != 0);
   CHECK(has(missing.output, "ringlab sim --calibrate --save"));
+}
+
+// ---- Horovod's claim, segments, limits, --calibrate (issues 21 and 25) ---------
+
+namespace {
+
+// The line of a --compare table that starts with `size`, split in columns.
+std::vector<std::string> table_row(const std::string& output, const std::string& size) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> columns;
+    for (std::string w; words >> w;) columns.push_back(w);
+    if (!columns.empty() && columns.front() == size) return columns;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("--compare names the topology its figures assume; a ring of links is one flag away") {
+  const auto hosts = run_ringlab("sim all_reduce --compare --ranks 16 --sizes 64M:64M");
+  CAPTURE(hosts.output);
+  REQUIRE(hosts.status == 0);
+  CHECK(has(hosts.output, "every figure assumes the topology fully_connected"));
+  CHECK(has(hosts.output, "add --topology ring"));
+  // Columns: size, ring, reduce_broadcast, recursive_doubling, rabenseifner,
+  // binary_tree, auto. On private links Rabenseifner sends the ring's bytes
+  // in fewer rounds.
+  const auto fc = table_row(hosts.output, "64M");
+  REQUIRE(fc.size() == 7);
+  CHECK(fc[4].back() == '*');
+  CHECK(fc[1].back() != '*');
+
+  const std::string command = "sim all_reduce --compare --ranks 16 --topology ring";
+  CHECK(has(read_file(RINGLAB_SOURCE_DIR "/README.md"), "$ringlab " + command));
+  const auto help = run_ringlab("sim --help");
+  CHECK(has(help.output, "--topology"));
+  CHECK(has(help.output, "Horovod"));
+  const auto ring = run_ringlab(command + " --sizes 1K:64M");
+  CAPTURE(ring.output);
+  REQUIRE(ring.status == 0);
+  CHECK(has(ring.output, "every figure assumes the topology ring"));
+  const auto row = table_row(ring.output, "64M");
+  REQUIRE(row.size() == 7);
+  CHECK(row[1].back() == '*');  // the ring wins where only neighbours share a link
+  CHECK(row[6] + "*" == row[1]);  // and auto takes it
+  CHECK(has(ring.output, "auto = the fastest predicted here"));
+  CHECK(has(ring.output, "256K..64M ring"));
+  CHECK(has(ring.output, "a ProcessGroup's auto follows the rule measured on real hosts"));
+  CHECK(has(ring.output, "256K..64M rabenseifner"));
+  // One algorithm: auto says what it ran and what a ProcessGroup would.
+  const auto one = run_ringlab("sim all_reduce --algo auto --ranks 16 --bytes 64M --topology ring");
+  CAPTURE(one.output);
+  CHECK(has(one.output, "# auto runs ring: the fastest predicted on the ring topology"));
+  CHECK(has(one.output, "a ProcessGroup's auto runs rabenseifner instead"));
+}
+
+TEST_CASE("the steps say why the ring takes 63 steps at 64 MiB on 8 ranks: 1 MiB segments") {
+  // (P-1)(g+1) with g = ceil(N/P / 1 MiB): 1 MiB gives g = 1 (14 steps), 9 MiB
+  // g = 2 (21), 64 MiB g = 8 (63).
+  const auto small = run_ringlab("sim all_reduce --ranks 8 --bytes 1M");
+  CAPTURE(small.output);
+  CHECK(has(small.output, "  14 steps,"));
+  CHECK_FALSE(has(small.output, "why"));
+  const auto nine = run_ringlab("sim all_reduce --ranks 8 --bytes 9M");
+  CAPTURE(nine.output);
+  CHECK(has(nine.output, "why 21 steps: the ring cuts each block"));
+  CHECK(has(nine.output, "into 2 segments of at most 1 MiB"));
+  const auto big = run_ringlab("sim all_reduce --ranks 8 --bytes 64M");
+  CAPTURE(big.output);
+  CHECK(has(big.output, "why 63 steps"));
+  CHECK(has(big.output, "into 8 segments of at most 1 MiB"));
+  CHECK(has(big.output, "(P-1) x 8 = 56 steps"));
+}
+
+TEST_CASE("what the simulator cannot take is refused naming the option and the limit") {
+  const auto count = run_ringlab("sim all_reduce --ranks 4 --count 18446744073709551615");
+  CAPTURE(count.output);
+  CHECK(count.status == 1);
+  CHECK(has(count.output, "--count 18446744073709551615"));
+  CHECK(has(count.output, "1 TiB"));
+  CHECK_FALSE(has(count.output, "bad_alloc"));
+
+  for (const std::string value : {"nan", "-5", "1.5", "inf", "1e10"}) {
+    const auto params = run_ringlab("sim ddp --params " + value);
+    CAPTURE(params.output);
+    CHECK(params.status != 0);
+    CHECK(has(params.output, "--params: " + value + " is not allowed: give a whole number"));
+    CHECK_FALSE(has(params.output, "elements"));
+  }
+  CHECK(run_ringlab("sim ddp --params 25e6").status == 0);
+
+  // 16,384 ranks on the message-level path: refused at once, pointing to
+  // the closed form (it took minutes and 7.4 GB before).
+  const auto ranks = run_ringlab("sim all_reduce --ranks 16384 --bytes 4K --path messages");
+  CAPTURE(ranks.output);
+  CHECK(ranks.status == 1);
+  CHECK(has(ranks.output, "1 to 8192 virtual ranks"));
+  CHECK(has(ranks.output, "--path closed"));
+  CHECK(ranks.seconds < 10);
+  // The ring on 4096 ranks sends 2 P (P-1) = 33,546,240 messages.
+  const auto messages = run_ringlab("sim all_reduce --ranks 4096 --bytes 4K --path messages");
+  CAPTURE(messages.output);
+  CHECK(messages.status == 1);
+  CHECK(has(messages.output, "sends 33546240 messages"));
+  CHECK(messages.seconds < 10);
+  // The closed form still answers both.
+  CHECK(run_ringlab("sim all_reduce --ranks 16384 --bytes 4K").status == 0);
+}
+
+TEST_CASE("--calibrate says up front how long it takes and shows progress") {
+  // 2 ranks: sendrecv and ping-pong at 13 sizes (4K..16M, x2), every
+  // all_reduce algorithm at 8 sizes (4K..64M, x4); 4 ranks: the algorithms
+  // again. Stopped after its first progress line.
+  const std::size_t algorithms = 6;  // ring, reduce_broadcast, recursive_doubling,
+                                     // rabenseifner, binary_tree, auto
+  const std::size_t total = 2 * 13 + 2 * algorithms * 8;
+  const std::string out = temp_path("calibrate.out"), model = temp_path("calibrate.json");
+  const auto run = ringlab::testing::run_shell(
+      "timeout 300 sh -c '" + ringlab::testing::kCleanEnvironment + RINGLAB_EXE +
+      " sim --calibrate --save " + model + " > " + out + " 2>&1 & pid=$!; " +
+      "while ! grep -q \" measured (\" " + out + "; do kill -0 $pid 2>/dev/null || break; sleep 0.2; done; " +
+      "kill $pid; wait $pid; cat " + out + "'");
+  CAPTURE(run.output);
+  CHECK(has(run.output, std::to_string(total) + " measurements, each the median of 5 runs"));
+  CHECK(has(run.output, "this takes a few minutes"));
+  CHECK(has(run.output, "# calibrate:  26 of " + std::to_string(total) +
+                            " measured (2 ranks: sendrecv and ping-pong)"));
+  CHECK(has(run.output, "s left"));
+  std::filesystem::remove(out);
+  std::filesystem::remove(model);
 }
