@@ -26,6 +26,12 @@ struct RendezvousConfig {
   // is_host: whether this node hosts the store; unset: the node that can bind
   // the endpoint does.
   std::optional<bool> is_host;
+  // token_file: a file holding the job's secret (the same on every node),
+  // instead of RINGLAB_JOB_TOKEN.
+  std::string token_file;
+  // open: a job of several nodes without a secret, open to anyone who
+  // reaches the endpoint (refused unless asked for).
+  bool open = false;
 
   // How long a node may go without a heartbeat before it is taken for dead.
   Milliseconds lapse() const { return keep_alive_interval * keep_alive_max_attempt; }
@@ -48,6 +54,10 @@ struct ElasticOptions {
   // it before the rendezvous store binds it.
   std::shared_ptr<PortReservation> endpoint_reservation;
   RendezvousConfig rendezvous;
+  // The job's secret (elastic_job_token): the agents' store serves only
+  // those who prove they know it, and every worker is given it. Empty: an
+  // open job.
+  std::string job_token;
   Milliseconds monitor_interval{1000};
   // Every rank's stdout and stderr also go to <log_dir>/<run id>_<random>/
   // attempt_<restart>/<local rank>/{stdout,stderr}.log; empty: no files.

@@ -178,6 +178,7 @@ launch::ElasticOptions elastic_options(const CLI::App& sub, RunCommand& cmd) {
                                 ": ringlab has the c10d rendezvous only (over its own TCP store); "
                                 "pass --rdzv-backend c10d");
   e.rendezvous = launch::parse_rendezvous_conf(cmd.rdzv_conf);
+  if (const char* token = std::getenv("RINGLAB_JOB_TOKEN")) e.job_token = token;
   e.monitor_interval = launch::parse_seconds("--monitor-interval", cmd.monitor_interval);
   if (given(sub, "--time-limit-ms"))
     throw std::invalid_argument(
