@@ -39,17 +39,15 @@ bool is_loopback(const std::string& address) {
 
 }  // namespace
 
-// A job open to other machines must be private to its members: the workers
-// refuse to bind beyond loopback without a token (transport/tcp/), so say it
-// once here, before any round starts.
 void require_token_beyond_loopback(const ElasticOptions& options, const std::string& address,
                                    const std::string& what) {
   if (!options.job_token.empty() || is_loopback(address)) return;
   throw std::invalid_argument(
       what + " " + address +
-      " is reachable from other machines, and this job has no token: "
-      "export the same RINGLAB_JOB_TOKEN=<secret> on every node (e.g. $(openssl rand -hex 32)) "
-      "before ringlab run, or keep the job on loopback (127.0.0.1)");
+      ", which other machines can reach, and this job is open (--rdzv-conf open=true): its "
+      "workers refuse to listen beyond loopback without a token; give every node the same secret "
+      "instead (export RINGLAB_JOB_TOKEN=<secret>, e.g. $(openssl rand -hex 32), or --rdzv-conf "
+      "token_file=PATH), or keep the job on loopback (127.0.0.1)");
 }
 
 AgentStore::AgentStore(const ElasticOptions& options)
@@ -87,10 +85,15 @@ void AgentStore::host_or_join() {
   }
   if (server_)
     require_token_beyond_loopback(options_, options_.endpoint_host,
-                                  "the rendezvous store hosted at");
+                                  "the rendezvous store would be hosted at");
   try {
     client_ = std::make_unique<store::Store>(options_.endpoint_host, options_.endpoint_port,
                                            config.read_timeout, options_.job_token);
+  } catch (const store::WrongStoreError& e) {
+    throw std::runtime_error(
+        "the rendezvous store at " + endpoint() + " is not this job's: " + e.what() +
+        "; give every node the same secret (RINGLAB_JOB_TOKEN, or --rdzv-conf token_file=PATH "
+        "with the same content), or use another --rdzv-endpoint for another job");
   } catch (const std::exception& e) {
     throw std::runtime_error(
         "cannot reach the rendezvous store at " + endpoint() + " within " +

@@ -130,6 +130,9 @@ void ElasticAgent::say_hello() {
             std::to_string(o_.workers.nproc_per_node) +
             (o_.workers.nproc_per_node == 1 ? " rank" : " ranks") + " per node, up to " +
             std::to_string(o_.max_restarts) + (o_.max_restarts == 1 ? " restart" : " restarts"));
+  if (o_.job_token.empty())
+    log_.line("this job is open (--rdzv-conf open=true): anyone who reaches " + store_.endpoint() +
+              " can join it, close it or change its state");
 }
 
 // Round after round until the job ends; returns the exit status.

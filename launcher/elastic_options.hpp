@@ -99,4 +99,16 @@ Milliseconds parse_seconds(const std::string& option, const std::string& text);
 // Checks what can be checked before anything starts.
 void validate(const ElasticOptions& options);
 
+// The job's secret, which every agent proves it knows to the agents' store
+// and gives its workers: the file of --rdzv-conf token_file, else
+// from_environment (RINGLAB_JOB_TOKEN; nullptr: unset), else a fresh one
+// for a job of one node (max_nodes 1: no other node needs to know it). ""
+// for an open job (--rdzv-conf open=true). Throws std::invalid_argument for
+// a job of several nodes without a secret (what to give instead), an open
+// job given one, two secrets that differ, or a token file that is not
+// a regular file that only its owner can read, holding one line.
+std::string elastic_job_token(const ElasticOptions& options, const char* from_environment);
+// The secret in a token file (its one line, without the line break).
+std::string read_token_file(const std::string& path);
+
 }  // namespace ringlab::launch

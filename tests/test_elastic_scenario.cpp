@@ -84,7 +84,7 @@ TEST_CASE("seed 000 for real on loopback: a node joins, a node dies, the restart
   const std::string checkpoint = dir.path + "/checkpoint.pt";
   // The article's command, as it writes it, and the lesson.
   const std::string command =
-      kCleanEnvironment + RINGLAB_EXE +
+      kCleanEnvironment + ringlab::testing::kSharedSecret + RINGLAB_EXE +
       " run --nnodes=1:3 --nproc_per_node=2 --max_restarts=3 --rdzv_id=1 --rdzv_backend=c10d "
       "--rdzv_endpoint=\"127.0.0.1:" +
       std::to_string(port) + "\" " + kQuickElastic + " " + RINGLAB_EXE +

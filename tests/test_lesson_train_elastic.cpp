@@ -334,7 +334,7 @@ TEST_CASE(
               .status == 0);
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
   const auto node = [&](const std::string& checkpoint) {
-    return kCleanEnvironment + RINGLAB_EXE +
+    return kCleanEnvironment + ringlab::testing::kSharedSecret + RINGLAB_EXE +
            " run --nnodes 2:2 --nproc-per-node 2 --rdzv-id both --rdzv-endpoint 127.0.0.1:" +
            std::to_string(port) + " " + kQuickElastic + " -- " + RINGLAB_EXE +
            " lesson train_elastic --checkpoint " + dir.path + "/" + checkpoint;

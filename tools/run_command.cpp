@@ -40,6 +40,7 @@
 #include "launcher/elastic_agent.hpp"
 #include "launcher/elastic_options.hpp"
 #include "launcher/launcher.hpp"
+#include "launcher/token_maker.hpp"
 #include "tools/commands.hpp"
 
 namespace ringlab::cli {
@@ -178,7 +179,6 @@ launch::ElasticOptions elastic_options(const CLI::App& sub, RunCommand& cmd) {
                                 ": ringlab has the c10d rendezvous only (over its own TCP store); "
                                 "pass --rdzv-backend c10d");
   e.rendezvous = launch::parse_rendezvous_conf(cmd.rdzv_conf);
-  if (const char* token = std::getenv("RINGLAB_JOB_TOKEN")) e.job_token = token;
   e.monitor_interval = launch::parse_seconds("--monitor-interval", cmd.monitor_interval);
   if (given(sub, "--time-limit-ms"))
     throw std::invalid_argument(
@@ -210,6 +210,8 @@ launch::ElasticOptions elastic_options(const CLI::App& sub, RunCommand& cmd) {
         " needs --rdzv-endpoint HOST:PORT, an address of one of the nodes that all of them can "
         "reach (that node hosts the rendezvous store), and the same --rdzv-id on every node");
   }
+  // Private by default: the agents' store and the workers take the job's secret.
+  e.job_token = launch::elastic_job_token(e, std::getenv(launch::kJobTokenVariable));
   e.log_dir = log_dir_of(sub, cmd);
   e.workers.redirects = launch::parse_std_streams("--redirects", cmd.redirects);
   launch::parse_std_streams("--tee", cmd.tee);  // checked; files and console are the default
