@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "launcher/capacity.hpp"
 #include "launcher/token_maker.hpp"
 
 namespace ringlab::launch {
@@ -204,6 +205,7 @@ void validate(const ElasticOptions& o) {
   if (o.master_port < 0 || o.master_port > 65535)
     throw std::invalid_argument("--master-port is " + std::to_string(o.master_port) +
                                 ": use a TCP port, 1 to 65535 (0: pick a free one)");
+  check_rank_capacity(o.workers.nproc_per_node, !o.log_dir.empty());
 }
 
 std::string read_token_file(const std::string& path) {

@@ -85,3 +85,48 @@ TEST_CASE("a number out of range says what is allowed, not the range of a double
   CHECK(run.output.find("--max-restarts: '-1' is not allowed: give a whole number of restarts, 0 "
                         "or more (at most 2147483647)") != std::string::npos);
 }
+
+TEST_CASE("more ranks than this machine allows are refused at once, saying which limit") {
+  // The issue's command: it was accepted, forked until a limit bit (a pipe
+  // with too many files open), and took minutes to reap what it started.
+  const std::string ringlab =
+      "timeout -s KILL 60 " + ringlab::testing::kCleanEnvironment + RINGLAB_EXE;
+  for (const std::string launch : {" run", " run --standalone"}) {
+    const ProgramRun run =
+        ringlab::testing::run_shell(ringlab + launch + " --nproc-per-node 100000 -- true");
+    INFO(run.output);
+    CHECK(run.status == 1);
+    CHECK(run.seconds < 10);
+    CHECK(run.output.find("ringlab: error: --nproc-per-node 100000 is more ranks than this "
+                          "machine lets one launcher start: at most ") != std::string::npos);
+    CHECK(run.output.find("; lower --nproc-per-node, or raise") != std::string::npos);
+    CHECK(run.output.find("round 0") == std::string::npos);
+  }
+  // Under a limit of 64 open files: the refusal names it, and the most ranks
+  // it allows do start (with log files, each rank needs two descriptors more).
+  for (const std::string logs : {"", " --log-dir /tmp"}) {
+    CAPTURE(logs);
+    ProgramRun run = ringlab::testing::run_shell("ulimit -n 64 && " + ringlab + " run" + logs +
+                                                 " --nproc-per-node 40 -- true");
+    INFO(run.output);
+    CHECK(run.status == 1);
+    const std::string limit = "because RLIMIT_NOFILE allows this process 64 open files (";
+    CHECK(run.output.find(limit) != std::string::npos);
+    CHECK(run.output.find(logs.empty() ? "each rank needs 2 (its stdout and stderr pipes)"
+                                       : "each rank needs 4 (its stdout and stderr pipes and "
+                                         "log files)") != std::string::npos);
+    CHECK(run.output.find("raise it with ulimit -n (up to the hard limit, 64)") !=
+          std::string::npos);
+    CHECK(run.output.find("output goes to") == std::string::npos);  // no log folder made
+    const std::string most = "at most ";
+    const std::size_t at = run.output.find(most);
+    REQUIRE(at != std::string::npos);
+    const int allowed = std::stoi(run.output.substr(at + most.size()));
+    CHECK(allowed >= 4);
+    CHECK(allowed < 40);
+    run = ringlab::testing::run_shell("ulimit -n 64 && " + ringlab + " run" + logs +
+                                      " --nproc-per-node " + std::to_string(allowed) +
+                                      " -- true");
+    CHECK(run.status == 0);
+  }
+}

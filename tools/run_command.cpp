@@ -37,6 +37,7 @@
 
 #include "backends/backends.hpp"
 #include "backends/traced_launch.hpp"
+#include "launcher/capacity.hpp"
 #include "launcher/elastic_agent.hpp"
 #include "launcher/elastic_options.hpp"
 #include "launcher/launcher.hpp"
@@ -238,7 +239,9 @@ void run_static(const CLI::App& sub, RunCommand& cmd) {
   o.redirects = launch::parse_std_streams("--redirects", cmd.redirects);
   launch::parse_std_streams("--tee", cmd.tee);
   if (const std::string log_dir = log_dir_of(sub, cmd); !log_dir.empty()) {
-    launch::validate(o);  // before making a folder for nothing
+    // Before making a folder for nothing (each rank's log files count).
+    launch::check_rank_capacity(o.nproc_per_node, true);
+    launch::validate(o);
     const std::string root = launch::make_log_root(log_dir, o.run_id);
     o.log_folder = o.error_file_folder = root + "/attempt_0";
     std::fprintf(stderr, "%s: the ranks' output goes to %s/<local rank>/{stdout,stderr}.log\n",
