@@ -130,3 +130,43 @@ TEST_CASE("more ranks than this machine allows are refused at once, saying which
     CHECK(run.status == 0);
   }
 }
+
+TEST_CASE("horovodrun's -np N and -H localhost:N start N ranks here") {
+  const std::string show = " sh -c 'echo rank=$RANK world=$WORLD_SIZE \"$@\"' x";
+  const auto ranks = [&](const std::string& options, int world, const std::string& extra = "") {
+    const ProgramRun run = run_ringlab("run " + options + show + extra);
+    INFO(options);
+    INFO(run.output);
+    CHECK(run.status == 0);
+    for (int rank = 0; rank < world; ++rank)
+      CHECK(count_of(run.output, "rank=" + std::to_string(rank) + " world=" +
+                                     std::to_string(world) + extra + "\n") == 1);
+    CHECK(count_of(run.output, "rank=") == static_cast<std::size_t>(world));
+  };
+  ranks("-np 3 --", 3);
+  ranks("-np=2", 2);
+  ranks("-H localhost:2 --", 2);
+  ranks("-H localhost:2,127.0.0.1 --", 3);  // a host without slots has one, as in horovodrun
+  ranks("-np 2 -H localhost:4 --", 2);
+  ranks("--tee-prefix -np 2 --", 2);  // after a flag, before the program
+  // The program's own -np stays its own, after -- or after its name.
+  ranks("-np 2", 2, " -np 5");
+  ranks("-np 2 --", 2, " -np 5");
+
+  const auto refused = [](const std::string& options, const std::string& says) {
+    const ProgramRun run = run_ringlab("run " + options + " -- echo ran");
+    INFO(options);
+    INFO(run.output);
+    CHECK(run.status != 0);
+    CHECK(run.output.find(says) != std::string::npos);
+    CHECK(run.output.find("ran\n") == std::string::npos);
+  };
+  refused("-np 4 -H localhost:2",
+          "-np 4 asks for more ranks than the 2 slot(s) of -H localhost:2: give -H localhost:4, "
+          "or a smaller -np");
+  refused("-H otherbox:2",
+          "-H otherbox:2: 'otherbox' is not this machine; ringlab run starts the ranks of this "
+          "node only");
+  refused("-H localhost:x", "-H localhost:x: 'x' is not a number of slots");
+  refused("-np 0", "--nproc-per-node is 0: it must be at least 1");
+}
