@@ -17,8 +17,9 @@
 // It is meant to run under an elastic launcher, which restarts every worker
 // when a node joins or leaves or a worker fails (docs/elastic.md):
 //   ringlab run --nnodes=1:3 --nproc_per_node=4 --max_restarts=3 --rdzv_id=1
-//       --rdzv_backend=c10d --rdzv_endpoint="HOST:1234"
+//       --rdzv_backend=c10d --rdzv_endpoint="HOST:1234" --rdzv-conf token_file=job.token
 //       ringlab lesson train_elastic --epoch-seconds 1
+// (every node gives the job's secret, job.token or RINGLAB_JOB_TOKEN).
 // There its world is the launcher's WORLD_SIZE in each round (the Lesson
 // row's world_from_launcher). Alone, it is a lesson like the others: the tcp
 // backend starts its 4 ranks (--world-size, --backend as usual).
@@ -29,9 +30,10 @@
 // (first_epoch = checkpoint["epoch"]). So the last epoch saved runs again,
 // its update applied a second time on top of the saved model: the article's
 // node 0 prints epoch 35, is stopped for node 1 to join, and prints epoch 35
-// again. Rank 0 says so when it resumes ("resuming at epoch 35: ..."). An
-// epoch that was interrupted before its save (its update lost with the
-// worker) also runs again, once.
+// again. Rank 0 says so when it resumes ("resuming at epoch 35: ..."). A
+// worker stopped between printing an epoch and saving it loses that epoch's
+// update: the checkpoint still holds the epoch before, which runs again, and
+// then the interrupted one.
 //
 // Other differences from the article's program, and why:
 //  - Only rank 0 writes the checkpoint (the article has every rank write the
