@@ -105,8 +105,8 @@ void AgentStore::host_or_join() {
 }
 
 void AgentStore::check_job() {
-  store::Store& store = *client_;
-  const std::string run = store.compare_set("ringlab/elastic/run", "", options_.run_id);
+  store::Store& client = *client_;
+  const std::string run = client.compare_set("ringlab/elastic/run", "", options_.run_id);
   if (run != options_.run_id)
     throw std::runtime_error("the rendezvous store at " + endpoint() + " serves run '" + run +
                              "', but this node was started with --rdzv-id " + options_.run_id +
@@ -115,7 +115,7 @@ void AgentStore::check_job() {
   const nlohmann::json mine = {{"nproc_per_node", options_.workers.nproc_per_node},
                                {"min_nodes", options_.min_nodes},
                                {"max_nodes", options_.max_nodes}};
-  const std::string stored = store.compare_set(key("config"), "", mine.dump());
+  const std::string stored = client.compare_set(key("config"), "", mine.dump());
   const nlohmann::json job = nlohmann::json::parse(stored, nullptr, false);
   if (!job.is_object() || !job.contains("nproc_per_node"))
     throw std::runtime_error("the rendezvous store at " + endpoint() +
@@ -130,7 +130,7 @@ void AgentStore::check_job() {
                              mine["max_nodes"].dump() + ", but run '" + options_.run_id +
                              "' was started with --nnodes " + job["min_nodes"].dump() + ":" +
                              job["max_nodes"].dump() + ": give every node the same --nnodes");
-  store.compare_set(key("state"), "", to_json(RendezvousState{}));
+  client.compare_set(key("state"), "", to_json(RendezvousState{}));
 }
 
 }  // namespace ringlab::launch

@@ -41,10 +41,10 @@ std::optional<std::string> JobLedger::outcome(Milliseconds timeout) {
 }
 
 std::optional<std::string> JobLedger::wait_for(const std::string& key, Milliseconds timeout) {
-  store::Store& store = store_.client();
+  store::Store& client = store_.client();
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    if (store.check({key})) return store.get(key);
+    if (client.check({key})) return client.get(key);
     if (Clock::now() >= deadline) return std::nullopt;
     rendezvous_.keep_alive();
     std::this_thread::sleep_for(kPoll);
@@ -52,12 +52,12 @@ std::optional<std::string> JobLedger::wait_for(const std::string& key, Milliseco
 }
 
 bool JobLedger::wait_finished(const Round& round, Milliseconds timeout) {
-  store::Store& store = store_.client();
+  store::Store& client = store_.client();
   const std::string finished = store_.key("round/" + std::to_string(round.number) + "/finished");
-  store.add(finished, 1);
+  client.add(finished, 1);
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    if (store.add(finished, 0) >= static_cast<long long>(round.nodes.size())) return true;
+    if (client.add(finished, 0) >= static_cast<long long>(round.nodes.size())) return true;
     if (Clock::now() >= deadline || rendezvous_.closed()) return false;
     rendezvous_.keep_alive();
     std::this_thread::sleep_for(kPoll);
@@ -69,8 +69,8 @@ void JobLedger::say_goodbye(const std::string& trace_lane) {
 }
 
 std::vector<std::string> JobLedger::wait_for_goodbyes(Milliseconds timeout) {
-  store::Store& store = store_.client();
-  const int nodes = static_cast<int>(store.add(store_.key("nodes"), 0));
+  store::Store& client = store_.client();
+  const int nodes = static_cast<int>(client.add(store_.key("nodes"), 0));
   const auto deadline = Clock::now() + timeout;
   std::vector<int> said;
   for (;;) {
@@ -78,7 +78,7 @@ std::vector<std::string> JobLedger::wait_for_goodbyes(Milliseconds timeout) {
     bool pending = false;
     for (int node = 1; node <= nodes; ++node) {
       if (node == rendezvous_.self().id) continue;
-      if (store.check({store_.key("bye/" + std::to_string(node))})) {
+      if (client.check({store_.key("bye/" + std::to_string(node))})) {
         said.push_back(node);
         continue;
       }
@@ -89,7 +89,7 @@ std::vector<std::string> JobLedger::wait_for_goodbyes(Milliseconds timeout) {
     std::this_thread::sleep_for(kPoll);
   }
   std::vector<std::string> lanes;
-  for (int node : said) lanes.push_back(store.get(store_.key("bye/" + std::to_string(node))));
+  for (int node : said) lanes.push_back(client.get(store_.key("bye/" + std::to_string(node))));
   return lanes;
 }
 

@@ -130,14 +130,14 @@ RendezvousState Rendezvous::read_state() {
 }
 
 RendezvousState Rendezvous::update(const std::function<bool(RendezvousState&)>& change) {
-  store::Store& store = store_.client();
+  store::Store& client = store_.client();
   const std::string key = store_.key("state");
   for (int attempt = 0;; ++attempt) {
-    const std::string before = store.get(key);
+    const std::string before = client.get(key);
     RendezvousState state = state_from_json(before);
     if (!change(state)) return state;
     const std::string after = to_json(state);
-    if (store.compare_set(key, before, after) == after) return state;
+    if (client.compare_set(key, before, after) == after) return state;
     // Another agent wrote first: read its state and decide again.
     if (attempt == 1000)
       throw std::runtime_error("the rendezvous state at " + store_.endpoint() +
@@ -296,7 +296,7 @@ void Rendezvous::wait_for_round(const RendezvousState& state, Clock::time_point 
 std::optional<Endpoint> Rendezvous::master_of(const Round& round, const std::string& master_addr,
                                               int master_port,
                                               const std::function<bool()>& interrupted) {
-  store::Store& store = store_.client();
+  store::Store& client = store_.client();
   const std::string master_key = store_.key("round/" + std::to_string(round.number) + "/master");
   if (round.group_rank == 0) {
     Endpoint master{master_addr.empty() ? self_.address : master_addr, master_port};
@@ -305,13 +305,13 @@ std::optional<Endpoint> Rendezvous::master_of(const Round& round, const std::str
       master_reservation_ = std::make_unique<PortReservation>(master.host);
       master.port = master_reservation_->port();
     }
-    store.set(master_key, master.host + ":" + std::to_string(master.port));
+    client.set(master_key, master.host + ":" + std::to_string(master.port));
     return master;
   }
   const auto deadline = Clock::now() + options_.rendezvous.read_timeout;
   for (;;) {
-    if (store.check({master_key})) {
-      const std::string value = store.get(master_key);
+    if (client.check({master_key})) {
+      const std::string value = client.get(master_key);
       const std::size_t colon = value.rfind(':');
       return Endpoint{value.substr(0, colon), std::atoi(value.c_str() + colon + 1)};
     }
