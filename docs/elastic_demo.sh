@@ -9,7 +9,7 @@
 #
 #   docs/elastic_demo.sh [BUILD_DIR]      (default: build)
 #
-# Writes node0.out, node1.out, checkpoint.pt, trace.json and timeline.svg
+# Writes job.token, node0.out, node1.out, checkpoint.pt, trace.json and timeline.svg
 # (the trace drawn by docs/elastic_timeline.py) into a fresh folder and prints
 # the agents' lines and the first and last epochs of each round.
 set -eu
@@ -24,13 +24,17 @@ out=$(mktemp -d /tmp/ringlab-elastic-demo-XXXXXX)
 cd "$out"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
-# The article's command, with an endpoint on this machine. The --rdzv-conf
-# shortens torchrun's 30 s last call and 5 s heartbeats so that the demo
-# takes seconds; --epoch-seconds 0.5 stands for the article's sleep(1).
+# The job's secret, which both nodes give: a file only this user can read.
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >job.token)
+
+# The article's command, with an endpoint on this machine and the secret. The
+# --rdzv-conf shortens torchrun's 30 s last call and 5 s heartbeats so that
+# the demo takes seconds; --epoch-seconds 0.5 stands for the article's sleep(1).
 node() {
   exec "$ringlab" run --nnodes=1:3 --nproc_per_node=4 --max_restarts=3 --rdzv_id=1 \
     --rdzv_backend=c10d --rdzv_endpoint="127.0.0.1:$port" \
-    --rdzv-conf last_call_timeout=2,keep_alive_interval=0.5 --monitor-interval 0.2 "$@" \
+    --rdzv-conf last_call_timeout=2,keep_alive_interval=0.5,token_file=job.token \
+    --monitor-interval 0.2 "$@" \
     "$ringlab" lesson train_elastic --epoch-seconds 0.5
 }
 wait_for() {  # FILE PATTERN

@@ -1,9 +1,20 @@
 #include "launcher/elastic_options.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
+
+#include "launcher/capacity.hpp"
+#include "launcher/token_maker.hpp"
 
 namespace ringlab::launch {
 
@@ -26,6 +37,15 @@ std::optional<int> parse_int(const std::string& text) {
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
 }
+
+bool parse_bool(const std::string& option, const std::string& value) {
+  if (value == "true" || value == "1") return true;
+  if (value == "false" || value == "0") return false;
+  throw std::invalid_argument(option + " '" + value + "': give true or false");
+}
+
+// The longest token file read: a secret is a line, not a document.
+constexpr off_t kMaxTokenFileBytes = 4096;
 
 }  // namespace
 
@@ -97,7 +117,8 @@ RendezvousConfig parse_rendezvous_conf(const std::string& text) {
   if (text.empty()) return config;
   static constexpr const char* kKnown =
       "join_timeout, last_call_timeout, close_timeout, read_timeout (seconds), "
-      "keep_alive_interval (seconds), keep_alive_max_attempt, is_host (true/false)";
+      "keep_alive_interval (seconds), keep_alive_max_attempt, is_host (true/false), "
+      "token_file (a path), open (true/false)";
   for (const std::string& item : split(text, ',')) {
     const std::size_t equals = item.find('=');
     if (equals == std::string::npos)
@@ -122,12 +143,12 @@ RendezvousConfig parse_rendezvous_conf(const std::string& text) {
                                     "': give a whole number from 1 to 1000");
       config.keep_alive_max_attempt = *attempts;
     } else if (key == "is_host") {
-      if (value == "true" || value == "1")
-        config.is_host = true;
-      else if (value == "false" || value == "0")
-        config.is_host = false;
-      else
-        throw std::invalid_argument(option + " '" + value + "': give true or false");
+      config.is_host = parse_bool(option, value);
+    } else if (key == "open") {
+      config.open = parse_bool(option, value);
+    } else if (key == "token_file") {
+      if (value.empty()) throw std::invalid_argument(option + ": give the path of a file");
+      config.token_file = value;
     } else {
       throw std::invalid_argument("--rdzv-conf: unknown key '" + key + "' (keys: " + kKnown + ")");
     }
@@ -184,6 +205,76 @@ void validate(const ElasticOptions& o) {
   if (o.master_port < 0 || o.master_port > 65535)
     throw std::invalid_argument("--master-port is " + std::to_string(o.master_port) +
                                 ": use a TCP port, 1 to 65535 (0: pick a free one)");
+  check_rank_capacity(o.workers.nproc_per_node, !o.log_dir.empty());
+}
+
+std::string read_token_file(const std::string& path) {
+  const std::string file = "--rdzv-conf token_file=" + path;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw std::invalid_argument(file + ": cannot open it (" + std::strerror(errno) +
+                                "); write the job's secret there on every node, e.g. umask 077; "
+                                "openssl rand -hex 32 > " + path);
+  struct stat st {};
+  std::string text(static_cast<std::size_t>(kMaxTokenFileBytes) + 1, '\0');
+  ssize_t got = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) == 0)
+    got = ::read(fd, text.data(), text.size());
+  const int read_error = errno;
+  ::close(fd);
+  if (!S_ISREG(st.st_mode))
+    throw std::invalid_argument(file + ": not a regular file; give a file that holds the secret");
+  if (st.st_mode & 077) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw std::invalid_argument(file + ": other users may read or change it (mode " + mode +
+                                "); a secret must be yours alone: chmod 600 " + path);
+  }
+  if (got < 0)
+    throw std::invalid_argument(file + ": cannot read it (" + std::strerror(read_error) + ")");
+  if (got > kMaxTokenFileBytes)
+    throw std::invalid_argument(file + ": longer than " + std::to_string(kMaxTokenFileBytes) +
+                                " bytes; it should hold one line, the secret");
+  text.resize(static_cast<std::size_t>(got));
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+  if (text.empty())
+    throw std::invalid_argument(file + ": the file is empty; write the job's secret there, "
+                                "e.g. openssl rand -hex 32 > " + path);
+  for (const char c : text)
+    if (c < 0x21 || c > 0x7e)
+      throw std::invalid_argument(file + ": the secret must be one line of printable characters "
+                                  "without spaces (e.g. openssl rand -hex 32)");
+  return text;
+}
+
+std::string elastic_job_token(const ElasticOptions& o, const char* from_environment) {
+  const RendezvousConfig& config = o.rendezvous;
+  const std::string given = from_environment ? from_environment : "";
+  const std::string from_file = config.token_file.empty() ? "" : read_token_file(config.token_file);
+  if (!given.empty() && !from_file.empty() && given != from_file)
+    throw std::invalid_argument(
+        std::string(kJobTokenVariable) + " and --rdzv-conf token_file=" + config.token_file +
+        " hold different secrets: give one of them (the same on every node)");
+  const std::string token = from_file.empty() ? given : from_file;
+  if (config.open) {
+    if (!token.empty())
+      throw std::invalid_argument(
+          "--rdzv-conf open=true, but this node was given the job's secret (" +
+          std::string(from_file.empty() ? kJobTokenVariable : "token_file") +
+          "): drop open=true to keep the job private, or give no secret to run it open");
+    return "";
+  }
+  if (!token.empty()) return token;
+  if (o.max_nodes == 1) return fresh_job_token();  // no other node needs to know it
+  throw std::invalid_argument(
+      "--nnodes " + std::to_string(o.min_nodes) + ":" + std::to_string(o.max_nodes) +
+      " lets other nodes join, and they must share a secret that proves they belong to this job "
+      "(without one, anyone who reaches " + o.endpoint_host + ":" +
+      std::to_string(o.endpoint_port) +
+      " could join it, close it or change its state): export the same " + kJobTokenVariable +
+      "=<secret> on every node (e.g. $(openssl rand -hex 32)), or give every node --rdzv-conf "
+      "token_file=PATH, a file only you can read that holds it; --rdzv-conf open=true runs the "
+      "job open to anyone instead");
 }
 
 }  // namespace ringlab::launch

@@ -26,6 +26,12 @@ struct RendezvousConfig {
   // is_host: whether this node hosts the store; unset: the node that can bind
   // the endpoint does.
   std::optional<bool> is_host;
+  // token_file: a file holding the job's secret (the same on every node),
+  // instead of RINGLAB_JOB_TOKEN.
+  std::string token_file;
+  // open: a job of several nodes without a secret, open to anyone who
+  // reaches the endpoint (refused unless asked for).
+  bool open = false;
 
   // How long a node may go without a heartbeat before it is taken for dead.
   Milliseconds lapse() const { return keep_alive_interval * keep_alive_max_attempt; }
@@ -48,6 +54,10 @@ struct ElasticOptions {
   // it before the rendezvous store binds it.
   std::shared_ptr<PortReservation> endpoint_reservation;
   RendezvousConfig rendezvous;
+  // The job's secret (elastic_job_token): the agents' store serves only
+  // those who prove they know it, and every worker is given it. Empty: an
+  // open job.
+  std::string job_token;
   Milliseconds monitor_interval{1000};
   // Every rank's stdout and stderr also go to <log_dir>/<run id>_<random>/
   // attempt_<restart>/<local rank>/{stdout,stderr}.log; empty: no files.
@@ -88,5 +98,17 @@ Milliseconds parse_seconds(const std::string& option, const std::string& text);
 
 // Checks what can be checked before anything starts.
 void validate(const ElasticOptions& options);
+
+// The job's secret, which every agent proves it knows to the agents' store
+// and gives its workers: the file of --rdzv-conf token_file, else
+// from_environment (RINGLAB_JOB_TOKEN; nullptr: unset), else a fresh one
+// for a job of one node (max_nodes 1: no other node needs to know it). ""
+// for an open job (--rdzv-conf open=true). Throws std::invalid_argument for
+// a job of several nodes without a secret (what to give instead), an open
+// job given one, two secrets that differ, or a token file that is not
+// a regular file that only its owner can read, holding one line.
+std::string elastic_job_token(const ElasticOptions& options, const char* from_environment);
+// The secret in a token file (its one line, without the line break).
+std::string read_token_file(const std::string& path);
 
 }  // namespace ringlab::launch

@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "launcher/capacity.hpp"
 #include "launcher/signal_pipe.hpp"
 #include "launcher/supervisor.hpp"
 
@@ -63,6 +64,7 @@ void validate(const LaunchOptions& o) {
         "only a single node can pick a free port by itself");
   if (o.master_addr.empty())
     throw std::invalid_argument("--master-addr is empty: give the address of node 0");
+  check_rank_capacity(o.nproc_per_node, !o.log_folder.empty());
 }
 
 PortReservation::PortReservation(const std::string& address) {

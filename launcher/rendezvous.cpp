@@ -7,44 +7,14 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <thread>
 
-#include "launcher/token_maker.hpp"
 #include "store/store.hpp"
 
 namespace ringlab::launch {
 
 namespace {
-
-// The agents' store is the job's: it takes the token every node is given
-// (RINGLAB_JOB_TOKEN), which the workers inherit. Without one it is open, as
-// the workers' stores are on loopback (transport/tcp/rendezvous.cpp says so).
-std::string shared_job_token() {
-  const char* token = std::getenv(kJobTokenVariable);
-  return token ? token : "";
-}
-
-bool is_loopback(const std::string& address) {
-  in_addr v4{};
-  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
-  return address == "localhost";
-}
-
-// A job open to other machines must be private to its members: the workers
-// refuse to bind beyond loopback without a token (transport/tcp), so say it
-// once here, before any round starts.
-void require_token_beyond_loopback(const std::string& address, const std::string& what) {
-  if (!shared_job_token().empty() || is_loopback(address)) return;
-  throw std::invalid_argument(
-      what + " " + address +
-      " is reachable from other machines, and this job has no token: "
-      "export the same RINGLAB_JOB_TOKEN=<secret> on every node (e.g. $(openssl rand -hex 32)) "
-      "before ringlab run, or keep the job on loopback (127.0.0.1)");
-}
 
 using Clock = std::chrono::steady_clock;
 
@@ -73,15 +43,33 @@ std::string hostname() {
   return name;
 }
 
-// "could not reach ... (last error: Connection refused)" -> "Connection refused"
-std::string last_error_of(const std::string& what) {
-  const std::string marker = "(last error: ";
-  const std::size_t at = what.find(marker);
-  if (at == std::string::npos) return what;
-  std::string rest = what.substr(at + marker.size());
-  if (!rest.empty() && rest.back() == ')') rest.pop_back();
-  return rest;
+// How often a waiting agent says what it waits for: kProgressEvery, or a
+// third of the join timeout when that is shorter.
+Milliseconds progress_interval(Milliseconds join_timeout) {
+  return std::min(kProgressEvery, join_timeout / 3);
 }
+
+// The last call of the round this node is in runs on this agent's clock,
+// from when it first saw enough nodes in.
+class LastCall {
+ public:
+  bool over(const RendezvousState& state, int self, const ElasticOptions& options) {
+    const bool enough = !state.complete && is_participant(state, self) &&
+                        static_cast<int>(state.participants.size()) >= options.min_nodes;
+    if (!enough || state.round != round_) running_ = false;
+    if (enough && !running_) {
+      running_ = true;
+      since_ = Clock::now();
+      round_ = state.round;
+    }
+    return running_ && Clock::now() - since_ >= options.rendezvous.last_call_timeout;
+  }
+
+ private:
+  bool running_ = false;
+  Clock::time_point since_{};
+  long long round_ = -1;
+};
 
 }  // namespace
 
@@ -117,109 +105,42 @@ std::string local_address_towards(const std::string& host, int port) {
   return address;
 }
 
-Rendezvous::Rendezvous(const ElasticOptions& options, AgentLog& log, AgentTrace& trace)
-    : options_(options), log_(log), trace_(trace) {
-  prefix_ = "ringlab/elastic/" + options.run_id + "/";
-}
-
-Rendezvous::~Rendezvous() {
-  store_.reset();  // the client goes before the server it talks to
-  server_.reset();
-}
-
-std::string Rendezvous::endpoint() const {
-  return options_.endpoint_host + ":" + std::to_string(options_.endpoint_port);
-}
+Rendezvous::Rendezvous(const ElasticOptions& options, AgentStore& store, AgentLog& log,
+                       AgentTrace& trace)
+    : options_(options), store_(store), log_(log), trace_(trace) {}
 
 // ---- joining the job -------------------------------------------------------------
 
-void Rendezvous::connect() {
-  host_or_join_store();
-  check_job(endpoint());
-  self_.id = static_cast<int>(store_->add(key("nodes"), 1));
+void Rendezvous::join() {
+  self_.id = static_cast<int>(store_.client().add(store_.key("nodes"), 1));
   self_.host = hostname();
   self_.pid = static_cast<int>(::getpid());
   self_.nproc_per_node = options_.workers.nproc_per_node;
   const char* bind = std::getenv("RINGLAB_BIND_ADDR");
   self_.address =
       bind && *bind ? bind : local_address_towards(options_.endpoint_host, options_.endpoint_port);
-  require_token_beyond_loopback(self_.address, "this node's workers would listen on");
+  require_token_beyond_loopback(options_, self_.address, "this node's workers would listen on");
   log_.set_node(self_.id);
-}
-
-void Rendezvous::host_or_join_store() {
-  const RendezvousConfig& config = options_.rendezvous;
-  if (config.is_host.value_or(true)) {
-    try {
-      server_ = std::make_unique<store::StoreServer>(options_.endpoint_host, options_.endpoint_port,
-                                                     std::chrono::seconds(5), store::StoreLimits{},
-                                                     shared_job_token());
-    } catch (const std::exception& e) {
-      if (config.is_host.value_or(false))
-        throw std::runtime_error(
-            "this node was told to host the rendezvous store (--rdzv-conf "
-            "is_host=true) but cannot: " +
-            std::string(e.what()));
-      // The address is not ours, or another agent on this machine hosts the store.
-    }
-  }
-  if (server_)
-    require_token_beyond_loopback(options_.endpoint_host, "the rendezvous store hosted at");
-  try {
-    store_ = std::make_unique<store::Store>(options_.endpoint_host, options_.endpoint_port,
-                                            config.read_timeout, shared_job_token());
-  } catch (const std::exception& e) {
-    throw std::runtime_error(
-        "cannot reach the rendezvous store at " + endpoint() + " within " +
-        seconds_text(config.read_timeout) + " (" + last_error_of(e.what()) +
-        "): start the first node with the same --rdzv-endpoint (the node that owns that address "
-        "hosts the store), check the address and port, or wait longer with --rdzv-conf "
-        "read_timeout=SECONDS");
-  }
-}
-
-void Rendezvous::check_job(const std::string& store_address) {
-  const std::string run = store_->compare_set("ringlab/elastic/run", "", options_.run_id);
-  if (run != options_.run_id)
-    throw std::runtime_error("the rendezvous store at " + store_address + " serves run '" + run +
-                             "', but this node was started with --rdzv-id " + options_.run_id +
-                             ": give every node the same --rdzv-id (or use another "
-                             "--rdzv-endpoint for another job)");
-  const nlohmann::json mine = {{"nproc_per_node", options_.workers.nproc_per_node},
-                               {"min_nodes", options_.min_nodes},
-                               {"max_nodes", options_.max_nodes}};
-  const std::string stored = store_->compare_set(key("config"), "", mine.dump());
-  const nlohmann::json job = nlohmann::json::parse(stored, nullptr, false);
-  if (!job.is_object() || !job.contains("nproc_per_node"))
-    throw std::runtime_error("the rendezvous store at " + store_address +
-                             " holds a job description this version of ringlab cannot read");
-  if (job["nproc_per_node"] != mine["nproc_per_node"])
-    throw std::runtime_error("this node has --nproc-per-node " + mine["nproc_per_node"].dump() +
-                             ", but the nodes of run '" + options_.run_id + "' have " +
-                             job["nproc_per_node"].dump() +
-                             ": give every node the same --nproc-per-node");
-  if (job["min_nodes"] != mine["min_nodes"] || job["max_nodes"] != mine["max_nodes"])
-    throw std::runtime_error("this node has --nnodes " + mine["min_nodes"].dump() + ":" +
-                             mine["max_nodes"].dump() + ", but run '" + options_.run_id +
-                             "' was started with --nnodes " + job["min_nodes"].dump() + ":" +
-                             job["max_nodes"].dump() + ": give every node the same --nnodes");
-  store_->compare_set(key("state"), "", to_json(RendezvousState{}));
 }
 
 // ---- the shared state --------------------------------------------------------------
 
-RendezvousState Rendezvous::read_state() { return state_from_json(store_->get(key("state"))); }
+RendezvousState Rendezvous::read_state() {
+  return state_from_json(store_.client().get(store_.key("state")));
+}
 
 RendezvousState Rendezvous::update(const std::function<bool(RendezvousState&)>& change) {
+  store::Store& client = store_.client();
+  const std::string key = store_.key("state");
   for (int attempt = 0;; ++attempt) {
-    const std::string before = store_->get(key("state"));
+    const std::string before = client.get(key);
     RendezvousState state = state_from_json(before);
     if (!change(state)) return state;
     const std::string after = to_json(state);
-    if (store_->compare_set(key("state"), before, after) == after) return state;
+    if (client.compare_set(key, before, after) == after) return state;
     // Another agent wrote first: read its state and decide again.
     if (attempt == 1000)
-      throw std::runtime_error("the rendezvous state at " + endpoint() +
+      throw std::runtime_error("the rendezvous state at " + store_.endpoint() +
                                " changed 1000 times while this node tried to update it");
   }
 }
@@ -227,29 +148,22 @@ RendezvousState Rendezvous::update(const std::function<bool(RendezvousState&)>& 
 void Rendezvous::keep_alive() {
   const auto now = Clock::now();
   if (now - last_beat_ < options_.rendezvous.keep_alive_interval) return;
-  store_->add(key("hb/" + std::to_string(self_.id)), 1);
+  store_.client().add(store_.key("hb/" + std::to_string(self_.id)), 1);
   last_beat_ = now;
 }
 
-void Rendezvous::observe(int node) {
-  const long long beats = store_->add(key("hb/" + std::to_string(node)), 0);
+bool Rendezvous::heartbeat_lapsed(int node) {
+  const long long beats = store_.client().add(store_.key("hb/" + std::to_string(node)), 0);
   Seen& seen = seen_[node];
   if (beats != seen.beats) seen = {beats, Clock::now()};
-}
-
-bool Rendezvous::lapsed(int node) const {
-  const auto it = seen_.find(node);
-  return it != seen_.end() && Clock::now() - it->second.changed > options_.rendezvous.lapse();
+  return Clock::now() - seen.changed > options_.rendezvous.lapse();
 }
 
 std::string Rendezvous::drop_lapsed_nodes(RendezvousState& state) {
   std::vector<int> dead;
   for (const auto* nodes : {&state.participants, &state.wait_list})
-    for (const NodeDesc& node : *nodes) {
-      if (node.id == self_.id) continue;
-      observe(node.id);
-      if (lapsed(node.id)) dead.push_back(node.id);
-    }
+    for (const NodeDesc& node : *nodes)
+      if (node.id != self_.id && heartbeat_lapsed(node.id)) dead.push_back(node.id);
   if (dead.empty()) return "";
   std::string said;
   state = update([&](RendezvousState& s) {
@@ -298,14 +212,8 @@ Round Rendezvous::next_round(const std::function<bool()>& interrupted) {
   // torch's exit op: out of the round we were in (if the agent has not left it already).
   update([&](RendezvousState& s) { return remove_node(s, self_.id); });
   const auto started = Clock::now();
-  const auto deadline = started + options_.rendezvous.join_timeout;
-  const Milliseconds progress_every =
-      std::min(kProgressEvery, options_.rendezvous.join_timeout / 3);
-  auto next_progress = started + progress_every;
-  // The last call runs on our clock from when we first saw enough nodes in.
-  bool last_call_running = false;
-  Clock::time_point last_call_since{};
-  long long last_call_round = -1;
+  auto next_progress = started + progress_interval(options_.rendezvous.join_timeout);
+  LastCall last_call;
   for (;;) {
     if (interrupted()) {
       leave("its agent was interrupted");
@@ -318,17 +226,7 @@ Round Rendezvous::next_round(const std::function<bool()>& interrupted) {
       trace_.instant("node lost", {{"what", said}});
       continue;
     }
-
-    const bool enough = !state.complete && is_participant(state, self_.id) &&
-                        static_cast<int>(state.participants.size()) >= options_.min_nodes;
-    if (!enough || state.round != last_call_round) last_call_running = false;
-    if (enough && !last_call_running) {
-      last_call_running = true;
-      last_call_since = Clock::now();
-      last_call_round = state.round;
-    }
-    const bool last_call_over = last_call_running && Clock::now() - last_call_since >=
-                                                         options_.rendezvous.last_call_timeout;
+    const bool last_call_over = last_call.over(state, self_.id, options_);
     const JoinAction action =
         next_join_action(state, self_.id, options_.min_nodes, options_.max_nodes, last_call_over);
     if (action == JoinAction::Closed)
@@ -341,54 +239,65 @@ Round Rendezvous::next_round(const std::function<bool()>& interrupted) {
       update([&](RendezvousState& s) { return remove_node(s, self_.id); });
       continue;
     }
-    if (action == JoinAction::Done) {
-      Round round;
-      round.number = state.round;
-      round.nodes = state.participants;
-      round.group_rank = group_rank_of(state, self_.id);
-      round.nproc_per_node = options_.workers.nproc_per_node;
-      return round;
-    }
-    if (action != JoinAction::Wait) {
-      update([&](RendezvousState& s) {
-        const JoinAction now =
-            next_join_action(s, self_.id, options_.min_nodes, options_.max_nodes, last_call_over);
-        if (now == JoinAction::Closed || now == JoinAction::Done || now == JoinAction::Wait)
-          return false;
-        apply_join_action(s, now, self_, options_.max_nodes);
-        if (now == JoinAction::AddToParticipants)
-          s.last_change = describe(self_) + " joined round " + std::to_string(s.round);
-        // (Its own reason for leaving, if it just left, says more.)
-        if (now == JoinAction::AddToWaitList &&
-            s.last_change.rfind(describe(self_) + " left: ", 0) != 0)
-          s.last_change = describe(self_) + " wants to join";
-        return true;
-      });
-      continue;
-    }
-    const auto now = Clock::now();
-    if (now >= deadline) {
-      leave("no round formed in time");
-      throw std::runtime_error(
-          "no round formed within " + seconds_text(options_.rendezvous.join_timeout) + " (" +
-          std::to_string(state.participants.size()) +
-          " node(s) in: " + node_list(state.participants) + "; --nnodes asks for at least " +
-          std::to_string(options_.min_nodes) +
-          "): start the other nodes with the same command, lower MIN in --nnodes MIN:MAX, or "
-          "wait longer with --rdzv-conf join_timeout=SECONDS");
-    }
-    if (now >= next_progress) {
-      log_.line(waiting_message(state, started));
-      next_progress = now + progress_every;
-    }
-    std::this_thread::sleep_for(kPoll);
+    if (action == JoinAction::Done) return round_of(state);
+    if (action == JoinAction::Wait)
+      wait_for_round(state, started, next_progress);
+    else
+      take_join_action(last_call_over);
   }
+}
+
+void Rendezvous::take_join_action(bool last_call_over) {
+  update([&](RendezvousState& s) {
+    const JoinAction now =
+        next_join_action(s, self_.id, options_.min_nodes, options_.max_nodes, last_call_over);
+    if (now == JoinAction::Closed || now == JoinAction::Done || now == JoinAction::Wait)
+      return false;
+    apply_join_action(s, now, self_, options_.max_nodes);
+    if (now == JoinAction::AddToParticipants)
+      s.last_change = describe(self_) + " joined round " + std::to_string(s.round);
+    // (Its own reason for leaving, if it just left, says more.)
+    if (now == JoinAction::AddToWaitList &&
+        s.last_change.rfind(describe(self_) + " left: ", 0) != 0)
+      s.last_change = describe(self_) + " wants to join";
+    return true;
+  });
+}
+
+Round Rendezvous::round_of(const RendezvousState& state) const {
+  Round round;
+  round.number = state.round;
+  round.nodes = state.participants;
+  round.group_rank = group_rank_of(state, self_.id);
+  round.nproc_per_node = options_.workers.nproc_per_node;
+  return round;
+}
+
+void Rendezvous::wait_for_round(const RendezvousState& state, Clock::time_point started,
+                                Clock::time_point& next_progress) {
+  const auto now = Clock::now();
+  if (now >= started + options_.rendezvous.join_timeout) {
+    leave("no round formed in time");
+    throw std::runtime_error(
+        "no round formed within " + seconds_text(options_.rendezvous.join_timeout) + " (" +
+        std::to_string(state.participants.size()) +
+        " node(s) in: " + node_list(state.participants) + "; --nnodes asks for at least " +
+        std::to_string(options_.min_nodes) +
+        "): start the other nodes with the same command, lower MIN in --nnodes MIN:MAX, or "
+        "wait longer with --rdzv-conf join_timeout=SECONDS");
+  }
+  if (now >= next_progress) {
+    log_.line(waiting_message(state, started));
+    next_progress = now + progress_interval(options_.rendezvous.join_timeout);
+  }
+  std::this_thread::sleep_for(kPoll);
 }
 
 std::optional<Endpoint> Rendezvous::master_of(const Round& round, const std::string& master_addr,
                                               int master_port,
                                               const std::function<bool()>& interrupted) {
-  const std::string master_key = key("round/" + std::to_string(round.number) + "/master");
+  store::Store& client = store_.client();
+  const std::string master_key = store_.key("round/" + std::to_string(round.number) + "/master");
   if (round.group_rank == 0) {
     Endpoint master{master_addr.empty() ? self_.address : master_addr, master_port};
     if (master.port == 0) {
@@ -396,13 +305,13 @@ std::optional<Endpoint> Rendezvous::master_of(const Round& round, const std::str
       master_reservation_ = std::make_unique<PortReservation>(master.host);
       master.port = master_reservation_->port();
     }
-    store_->set(master_key, master.host + ":" + std::to_string(master.port));
+    client.set(master_key, master.host + ":" + std::to_string(master.port));
     return master;
   }
   const auto deadline = Clock::now() + options_.rendezvous.read_timeout;
   for (;;) {
-    if (store_->check({master_key})) {
-      const std::string value = store_->get(master_key);
+    if (client.check({master_key})) {
+      const std::string value = client.get(master_key);
       const std::size_t colon = value.rfind(':');
       return Endpoint{value.substr(0, colon), std::atoi(value.c_str() + colon + 1)};
     }
@@ -461,29 +370,7 @@ bool Rendezvous::close(const std::string& reason) {
   return closed_here;
 }
 
-// ---- failures and the end ---------------------------------------------------------------
-
-int Rendezvous::claim_first_failure(long long round) {
-  const std::string first = store_->compare_set(key("failure/" + std::to_string(round) + "/first"),
-                                                "", std::to_string(self_.id));
-  return std::atoi(first.c_str());
-}
-
-void Rendezvous::record_failure(long long round, const std::string& record) {
-  store_->set(key("failure/" + std::to_string(round) + "/node" + std::to_string(self_.id)), record);
-}
-
-std::optional<std::string> Rendezvous::failure_of(long long round, int node, Milliseconds timeout) {
-  const std::string record =
-      key("failure/" + std::to_string(round) + "/node" + std::to_string(node));
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (store_->check({record})) return store_->get(record);
-    if (Clock::now() >= deadline) return std::nullopt;
-    keep_alive();
-    std::this_thread::sleep_for(kPoll);
-  }
-}
+bool Rendezvous::closed() { return read_state().closed; }
 
 std::string Rendezvous::last_change() { return read_state().last_change; }
 
@@ -496,61 +383,6 @@ std::optional<std::string> Rendezvous::departure(const Round& round) {
       });
   if (!someone_left || state.last_change.empty()) return std::nullopt;
   return state.last_change;
-}
-
-void Rendezvous::set_outcome(const std::string& outcome) {
-  store_->compare_set(key("outcome"), "", outcome);
-}
-
-std::optional<std::string> Rendezvous::outcome(Milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (store_->check({key("outcome")})) return store_->get(key("outcome"));
-    if (Clock::now() >= deadline) return std::nullopt;
-    keep_alive();
-    std::this_thread::sleep_for(kPoll);
-  }
-}
-
-bool Rendezvous::wait_finished(const Round& round, Milliseconds timeout) {
-  const std::string finished = key("round/" + std::to_string(round.number) + "/finished");
-  store_->add(finished, 1);
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    if (store_->add(finished, 0) >= static_cast<long long>(round.nodes.size())) return true;
-    if (Clock::now() >= deadline || read_state().closed) return false;
-    keep_alive();
-    std::this_thread::sleep_for(kPoll);
-  }
-}
-
-void Rendezvous::say_goodbye(const std::string& trace_lane) {
-  store_->set(key("bye/" + std::to_string(self_.id)), trace_lane);
-}
-
-std::vector<std::string> Rendezvous::wait_for_goodbyes(Milliseconds timeout) {
-  const int nodes = static_cast<int>(store_->add(key("nodes"), 0));
-  const auto deadline = Clock::now() + timeout;
-  std::vector<int> said;
-  for (;;) {
-    said.clear();
-    bool pending = false;
-    for (int node = 1; node <= nodes; ++node) {
-      if (node == self_.id) continue;
-      if (store_->check({key("bye/" + std::to_string(node))})) {
-        said.push_back(node);
-        continue;
-      }
-      observe(node);
-      if (!lapsed(node)) pending = true;
-    }
-    if (!pending || Clock::now() >= deadline) break;
-    keep_alive();
-    std::this_thread::sleep_for(kPoll);
-  }
-  std::vector<std::string> lanes;
-  for (int node : said) lanes.push_back(store_->get(key("bye/" + std::to_string(node))));
-  return lanes;
 }
 
 }  // namespace ringlab::launch

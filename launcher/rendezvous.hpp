@@ -1,11 +1,7 @@
-// The elastic rendezvous of `ringlab run`, like torch's c10d dynamic
-// rendezvous, over ringlab's rendezvous store (store/store.hpp):
+// The rounds of the elastic rendezvous of `ringlab run`, like torch's c10d
+// dynamic rendezvous, and the agents' heartbeats, over the agents' store
+// (agent_store.hpp):
 //
-//  - The agent that can bind the endpoint hosts the store; the others reach
-//    it there (--rdzv-conf is_host=true/false decides instead).
-//  - The first agent to reach the store names the run (--rdzv-id) and the
-//    job's shape (--nproc-per-node, --nnodes); an agent that differs is
-//    refused with what to change.
 //  - Agents join rounds through the shared state (rendezvous_state.hpp). A
 //    round closes when MIN nodes are in and the last call is over, or at
 //    once when MAX are. Group ranks follow the order in which the nodes
@@ -15,8 +11,8 @@
 //    keep_alive_max_attempt (on its own clock) takes that node out of the
 //    state: the survivors re-form without it.
 //
-// Keys live under ringlab/elastic/<run id>/ (state, config, nodes, hb/<id>,
-// round/<n>/master, round/<n>/finished, failure, outcome, bye/<id>).
+// Keys (under the store's prefix): state, nodes, hb/<id>, round/<n>/master.
+// The failures, the outcome and the goodbyes are job_ledger.hpp's.
 //
 // Every store request can throw ringlab::CommError when the store is gone
 // (its host ended): the agent reports that the job is lost.
@@ -31,14 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "launcher/agent_store.hpp"
 #include "launcher/agent_trace.hpp"
 #include "launcher/elastic_options.hpp"
 #include "launcher/rendezvous_state.hpp"
-
-namespace ringlab::store {
-class Store;
-class StoreServer;
-}  // namespace ringlab::store
 
 namespace ringlab::launch {
 
@@ -74,21 +66,21 @@ std::string local_address_towards(const std::string& host, int port);
 
 class Rendezvous {
  public:
-  Rendezvous(const ElasticOptions& options, AgentLog& log, AgentTrace& trace);
-  ~Rendezvous();
+  Rendezvous(const ElasticOptions& options, AgentStore& store, AgentLog& log, AgentTrace& trace);
   Rendezvous(const Rendezvous&) = delete;
   Rendezvous& operator=(const Rendezvous&) = delete;
 
-  // Hosts the store at the endpoint or reaches it there, checks the run id
-  // and this node's shape against the job's, and takes a node id. Throws
-  // std::runtime_error saying what is wrong and what to do.
-  void connect();
+  // Takes a node id in the job (the store is connected) and finds where this
+  // node's workers listen. Throws std::invalid_argument when an open job
+  // would listen beyond loopback.
+  void join();
   const NodeDesc& self() const { return self_; }
-  bool hosts_store() const { return server_ != nullptr; }
-  std::string endpoint() const;
 
   // Sends a heartbeat when one is due. Call at least every keep_alive_interval.
   void keep_alive();
+  // Looks at node's heartbeat counter: true once it has stood still for the
+  // lapse, on this agent's clock.
+  bool heartbeat_lapsed(int node);
 
   // Leaves the round this node is in, if any, and joins the next; returns
   // once it is complete. Asks `interrupted` between polls (then leaves and
@@ -111,36 +103,13 @@ class Rendezvous {
   void leave(const std::string& why);
   // Ends the job for every node. False when another node had already ended it.
   bool close(const std::string& reason);
-
-  // The first node to see a failure in a round claims it (compare-and-set:
-  // no clocks involved). Returns the node that did: this one or an earlier.
-  int claim_first_failure(long long round);
-  // This node's failure record of a round (JSON), and another node's, waited
-  // for up to timeout.
-  void record_failure(long long round, const std::string& record);
-  std::optional<std::string> failure_of(long long round, int node, Milliseconds timeout);
+  bool closed();
   // Why the membership last changed ("node 2 (...) left: rank 3 exited ...").
   std::string last_change();
   // When a node of the round has left it already: why (the last change).
   std::optional<std::string> departure(const Round& round);
 
-  // The job's outcome (a JSON text): the first one set stays.
-  void set_outcome(const std::string& outcome);
-  // Waits up to `timeout` for it; nothing if none came.
-  std::optional<std::string> outcome(Milliseconds timeout);
-
-  // After this node's workers succeeded: waits until every node of the round
-  // has, up to timeout (false: the time ran out or the job was closed).
-  bool wait_finished(const Round& round, Milliseconds timeout);
-
-  // This node's last word: its trace lane (may be empty).
-  void say_goodbye(const std::string& trace_lane);
-  // On the host: waits until every other node has said goodbye, or its
-  // heartbeat lapsed, or timeout; returns their trace lanes.
-  std::vector<std::string> wait_for_goodbyes(Milliseconds timeout);
-
  private:
-  std::string key(const std::string& name) const { return prefix_ + name; }
   RendezvousState read_state();
   // Reads, changes with change(state) (false: nothing to write) and writes
   // back with compare-and-set, retrying on a race. Returns the state after.
@@ -148,23 +117,21 @@ class Rendezvous {
   // Reads the heartbeat counters of the nodes in state; takes those that
   // lapsed out of it. Returns what was said about them ("" if none).
   std::string drop_lapsed_nodes(RendezvousState& state);
-  void observe(int node);
-  bool lapsed(int node) const;
-  void host_or_join_store();
-  void check_job(const std::string& store_address);
-  std::string waiting_message(const RendezvousState& state,
-                              std::chrono::steady_clock::time_point started) const;
-
+  // next_round's steps: one join action, and one wait (throws past the join timeout).
+  void take_join_action(bool last_call_over);
+  Round round_of(const RendezvousState& state) const;
   using Clock = std::chrono::steady_clock;
+  void wait_for_round(const RendezvousState& state, Clock::time_point started,
+                      Clock::time_point& next_progress);
+  std::string waiting_message(const RendezvousState& state, Clock::time_point started) const;
+
   const ElasticOptions& options_;
+  AgentStore& store_;
   AgentLog& log_;
   AgentTrace& trace_;
-  std::string prefix_;
   NodeDesc self_;
-  std::unique_ptr<store::StoreServer> server_;
   // The port group rank 0 picked for this round's workers (master_of).
   std::unique_ptr<PortReservation> master_reservation_;
-  std::unique_ptr<store::Store> store_;
   Clock::time_point last_beat_{};
   struct Seen {
     long long beats = -1;

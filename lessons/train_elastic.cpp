@@ -17,23 +17,23 @@
 // It is meant to run under an elastic launcher, which restarts every worker
 // when a node joins or leaves or a worker fails (docs/elastic.md):
 //   ringlab run --nnodes=1:3 --nproc_per_node=4 --max_restarts=3 --rdzv_id=1
-//       --rdzv_backend=c10d --rdzv_endpoint="HOST:1234"
+//       --rdzv_backend=c10d --rdzv_endpoint="HOST:1234" --rdzv-conf token_file=job.token
 //       ringlab lesson train_elastic --epoch-seconds 1
+// (every node gives the job's secret, job.token or RINGLAB_JOB_TOKEN).
 // There its world is the launcher's WORLD_SIZE in each round (the Lesson
 // row's world_from_launcher). Alone, it is a lesson like the others: the tcp
 // backend starts its 4 ranks (--world-size, --backend as usual).
 //
-// Which epoch resumes. The checkpoint names the first epoch not yet done:
-// after epoch i rank 0 saves the model and optimizer after that epoch's step
-// with "epoch": i + 1, and a restarted group resumes at the epoch the
-// checkpoint names. So the epoch that was interrupted (its update never
-// saved) runs again from its start, and no epoch is lost or applied twice: a
-// run stopped and resumed any number of times ends with the model of a run
-// that was never stopped (when the world size stays the same; the tests
-// check it). The article saves "epoch": i and resumes at it, so there the
-// last finished epoch runs a second time, its update applied again on top of
-// the saved model (the article's node 0 prints epoch 35 before and after its
-// restart).
+// Which epoch resumes: the article's way. After epoch i's step, rank 0 saves
+// the model and the optimizer with "epoch": i (save_checkpoint(i, ...)), and
+// a restarted group resumes at the epoch the checkpoint holds
+// (first_epoch = checkpoint["epoch"]). So the last epoch saved runs again,
+// its update applied a second time on top of the saved model: the article's
+// node 0 prints epoch 35, is stopped for node 1 to join, and prints epoch 35
+// again. Rank 0 says so when it resumes ("resuming at epoch 35: ..."). A
+// worker stopped between printing an epoch and saving it loses that epoch's
+// update: the checkpoint still holds the epoch before, which runs again, and
+// then the interrupted one.
 //
 // Other differences from the article's program, and why:
 //  - Only rank 0 writes the checkpoint (the article has every rank write the
@@ -176,6 +176,15 @@ void agree_on_first_epoch(ProcessGroup& pg, std::int64_t first_epoch, bool found
                              "a folder they share");
 }
 
+// Why the epoch the checkpoint holds runs again (the file comment).
+std::string resuming_line(std::int64_t epoch, const std::string& path) {
+  const std::string e = std::to_string(epoch);
+  return "resuming at epoch " + e + ": " + path + " was saved after epoch " + e +
+         "'s step with \"epoch\": " + e +
+         " (the article's save_checkpoint(i, ...)), and training resumes at the epoch it holds, "
+         "so epoch " + e + " runs again and its update is applied a second time";
+}
+
 }  // namespace
 
 void train_elastic(ProcessGroup& pg, const LessonArgs& args) {
@@ -209,6 +218,8 @@ void train_elastic(ProcessGroup& pg, const LessonArgs& args) {
     print(pid + "checkpoint '" + path + "' is at epoch " + std::to_string(first_epoch) +
           " and --max-epoch is " + std::to_string(max_epoch) +
           ": nothing left to train (remove it to start over, or raise --max-epoch)");
+  else if (found && rank == 0)
+    print(pid + resuming_line(first_epoch, path));
 
   for (std::int64_t epoch = first_epoch; epoch < max_epoch; ++epoch) {
     // The article's time.sleep(1): time for a node to join mid-run.
@@ -223,7 +234,7 @@ void train_elastic(ProcessGroup& pg, const LessonArgs& args) {
     optimizer.step();
     if (rank == 0)
       save_checkpoint(
-          {.model = model.state_dict(), .optimizer = optimizer.state_dict(), .epoch = epoch + 1},
+          {.model = model.state_dict(), .optimizer = optimizer.state_dict(), .epoch = epoch},
           path);
   }
 }

@@ -82,3 +82,12 @@ ringlab_test(test_trace_tcp test_trace_tcp.cpp LIBS nlohmann_json::nlohmann_json
 target_compile_definitions(test_trace_tcp PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_trace_tcp ringlab)
 set_tests_properties(test_trace_tcp PROPERTIES TIMEOUT 300)
+
+# Elastic jobs private by default: a stranger's four attacks on the agents'
+# store (close, pose as a node, garbage state, spoofed heartbeats) are
+# refused; a job of several nodes needs a secret; an open one says so.
+ringlab_test(test_elastic_private test_elastic_private.cpp LIBS ringlab_launcher ringlab_store)
+target_compile_definitions(test_elastic_private PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
+                                                        ELASTIC_WORKER_EXE="$<TARGET_FILE:elastic_worker>")
+add_dependencies(test_elastic_private ringlab elastic_worker)
+set_tests_properties(test_elastic_private PROPERTIES TIMEOUT 180)

@@ -23,6 +23,8 @@ using namespace std::chrono_literals;
 using ringlab::testing::BackgroundProcess;
 using ringlab::testing::kCleanEnvironment;
 using ringlab::testing::kQuickElastic;
+using ringlab::testing::kSharedSecret;
+using ringlab::testing::run_ringlab_with_secret;
 using ringlab::testing::left_running;
 using ringlab::testing::run_shell;
 using ringlab::testing::TemporaryFolder;
@@ -30,7 +32,7 @@ using ringlab::testing::TemporaryFolder;
 // The article's options, as it writes them, for a job on this machine.
 std::string agent_command(const std::string& folder, int port, const std::string& nnodes,
                           const std::string& extra, const std::string& worker_flags) {
-  return kCleanEnvironment + RINGLAB_EXE + " run --nnodes=" + nnodes +
+  return kCleanEnvironment + kSharedSecret + RINGLAB_EXE + " run --nnodes=" + nnodes +
          " --nproc_per_node=2 --max_restarts=3 --rdzv_id=" +
          std::filesystem::path(folder).filename().string() +
          " --rdzv_backend=c10d --rdzv_endpoint=\"127.0.0.1:" + std::to_string(port) + "\" " +
@@ -366,24 +368,25 @@ TEST_CASE("a node that does not fit the job is refused, and the job goes on") {
   const std::string endpoint = "--rdzv-endpoint 127.0.0.1:" + std::to_string(port);
   const std::string worker =
       std::string(ELASTIC_WORKER_EXE) + " --counter " + dir.path + "/counter";
-  BackgroundProcess a(kCleanEnvironment + RINGLAB_EXE + " run --nnodes 1:2 --nproc-per-node 2 " +
+  BackgroundProcess a(kCleanEnvironment + kSharedSecret + RINGLAB_EXE +
+                          " run --nnodes 1:2 --nproc-per-node 2 " +
                           "--rdzv-id job " + endpoint + " " + kQuickElastic + " -- " + worker +
                           " --steps 100000 --step-ms 100",
                       dir.path + "/a.out");
   REQUIRE_MESSAGE(a.wait_for("step 1 rank 0 world 2 ", 30s), a.output());
 
-  auto run = ringlab::testing::run_ringlab("run --nnodes 1:2 --nproc-per-node 3 --rdzv-id job " +
-                                           endpoint + " " + kQuickElastic + " -- " + worker);
+  auto run = run_ringlab_with_secret("run --nnodes 1:2 --nproc-per-node 3 --rdzv-id job " +
+                                     endpoint + " " + kQuickElastic + " -- " + worker);
   CHECK(run.status == 1);
   CHECK(run.output.find("this node has --nproc-per-node 3, but the nodes of run 'job' have 2: "
                         "give every node the same --nproc-per-node") != std::string::npos);
-  run = ringlab::testing::run_ringlab("run --nnodes 1:2 --nproc-per-node 2 --rdzv-id other " +
-                                      endpoint + " " + kQuickElastic + " -- " + worker);
+  run = run_ringlab_with_secret("run --nnodes 1:2 --nproc-per-node 2 --rdzv-id other " +
+                                endpoint + " " + kQuickElastic + " -- " + worker);
   CHECK(run.status == 1);
   CHECK(run.output.find("serves run 'job', but this node was started with --rdzv-id other: give "
                         "every node the same --rdzv-id") != std::string::npos);
-  run = ringlab::testing::run_ringlab("run --nnodes 1:3 --nproc-per-node 2 --rdzv-id job " +
-                                      endpoint + " " + kQuickElastic + " -- " + worker);
+  run = run_ringlab_with_secret("run --nnodes 1:3 --nproc-per-node 2 --rdzv-id job " +
+                                endpoint + " " + kQuickElastic + " -- " + worker);
   CHECK(run.status == 1);
   CHECK(run.output.find("this node has --nnodes 1:3, but run 'job' was started with --nnodes "
                         "1:2") != std::string::npos);
@@ -423,25 +426,26 @@ TEST_CASE("bad elastic options are refused with what to write instead") {
           "cannot run 'ringlab-no-such-program'");
 }
 
-TEST_CASE("an elastic job whose workers listen beyond loopback needs a job token") {
+TEST_CASE("an open elastic job whose workers would listen beyond loopback is refused") {
   // run_ringlab leaves RINGLAB_JOB_TOKEN unset. 192.0.2.1 is never bound: the
   // agent refuses before it starts a worker.
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
   const auto run = ringlab::testing::run_shell(
       ringlab::testing::kCleanEnvironment + "RINGLAB_BIND_ADDR=192.0.2.1 " + RINGLAB_EXE +
       " run --nnodes 1:2 --rdzv-endpoint 127.0.0.1:" + std::to_string(port) +
-      " --rdzv-conf last_call_timeout=0.2 -- true");
+      " --rdzv-conf last_call_timeout=0.2,open=true -- true");
   CHECK(run.status != 0);
-  CHECK(run.output.find("this node's workers would listen on 192.0.2.1 is reachable from other "
-                        "machines, and this job has no token: export the same "
-                        "RINGLAB_JOB_TOKEN=<secret> on every node") != std::string::npos);
+  CHECK(run.output.find("this node's workers would listen on 192.0.2.1, which other machines can "
+                        "reach, and this job is open (--rdzv-conf open=true): its workers refuse "
+                        "to listen beyond loopback without a token; give every node the same "
+                        "secret instead") != std::string::npos);
   CHECK(run.output.find("round 0") == std::string::npos);
 }
 
 TEST_CASE("an endpoint nobody serves, or a round that never fills, ends with what to do") {
   // 192.0.2.1 (TEST-NET-1) is not an address of this machine: it cannot host
   // the store there, and nobody answers.
-  auto run = ringlab::testing::run_ringlab(
+  auto run = run_ringlab_with_secret(
       "run --nnodes 1:2 --rdzv-endpoint 192.0.2.1:29400 --rdzv-conf read_timeout=1 -- true");
   CHECK(run.status != 0);
   CHECK(run.output.find("cannot reach the rendezvous store at 192.0.2.1:29400 within 1 s") !=
@@ -450,7 +454,7 @@ TEST_CASE("an endpoint nobody serves, or a round that never fills, ends with wha
   CHECK(run.seconds < 6);
 
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
-  run = ringlab::testing::run_ringlab(
+  run = run_ringlab_with_secret(
       "run --nnodes 2:2 --rdzv-endpoint 127.0.0.1:" + std::to_string(port) +
       " --rdzv-conf join_timeout=1.5 -- true");
   CHECK(run.status != 0);

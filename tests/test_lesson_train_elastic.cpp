@@ -36,6 +36,7 @@ using ringlab::testing::kCleanEnvironment;
 using ringlab::testing::kQuickElastic;
 using ringlab::testing::left_running;
 using ringlab::testing::run_ringlab;
+using ringlab::testing::ReplayedRounds;
 using ringlab::testing::TemporaryFolder;
 using ringlab::testing::TrainElasticLines;
 namespace training = ringlab::training;
@@ -46,31 +47,15 @@ std::string joined(const std::vector<std::string>& lines) {
   return text;
 }
 
-// The float64 reference's model after the given epochs, each at its world size.
-ringlab::ref::ToyParams reference_after(const std::vector<int>& world_of_epoch) {
-  ringlab::ref::ToyParams p = ringlab::testing::train_elastic_start();
-  for (std::size_t epoch = 0; epoch < world_of_epoch.size(); ++epoch)
-    ringlab::testing::train_elastic_epoch(p, static_cast<std::int64_t>(epoch),
-                                          world_of_epoch[epoch]);
-  return p;
-}
-
-// Every epoch line's loss is the reference's loss of that rank in that epoch,
-// given the world each epoch ran at.
-void check_losses(const TrainElasticLines& lines, const std::vector<int>& world_of_epoch) {
-  ringlab::ref::ToyParams p = ringlab::testing::train_elastic_start();
-  std::vector<std::vector<double>> losses;
-  for (std::size_t epoch = 0; epoch < world_of_epoch.size(); ++epoch)
-    losses.push_back(ringlab::testing::train_elastic_epoch(p, static_cast<std::int64_t>(epoch),
-                                                           world_of_epoch[epoch]));
-  for (const auto& e : lines.epochs) {
-    CAPTURE(e.epoch);
-    CAPTURE(e.rank);
-    REQUIRE(static_cast<std::size_t>(e.epoch) < losses.size());
-    REQUIRE(static_cast<std::size_t>(e.rank) < losses[static_cast<std::size_t>(e.epoch)].size());
-    CHECK(ringlab::ref::close(
-        e.loss, losses[static_cast<std::size_t>(e.epoch)][static_cast<std::size_t>(e.rank)], 1e-5));
+// The pids of the ranks 0..world-1 whose "Initializing" line says this world.
+std::vector<int> pids_of_world(const TrainElasticLines& lines, int world) {
+  std::vector<int> pids;
+  for (int rank = 0; rank < world; ++rank) {
+    const std::vector<int> found = lines.with({{"WORLD_SIZE", std::to_string(world)}}, rank);
+    REQUIRE(found.size() == 1);
+    pids.push_back(found.front());
   }
+  return pids;
 }
 
 // Files created in a folder, as inotify reports them.
@@ -201,37 +186,47 @@ TEST_CASE(
     CHECK(worker.env.at("MASTER_PORT") == master_port);
     CHECK(worker.epochs == std::vector<std::int64_t>{0, 1, 2});
   }
-  check_losses(first, {4, 4, 4});
+  ReplayedRounds reference;
+  reference.round(first, pids_of_world(first, 4), 4);
   training::Checkpoint saved = training::load_checkpoint(checkpoint);
-  CHECK(saved.epoch == 3);  // the first epoch not done
+  CHECK(saved.epoch == 2);  // the last epoch done, as the article's save_checkpoint(i, ...)
   REQUIRE(saved.optimizer);
   CHECK(saved.optimizer->options.lr == 0.001);
-  ringlab::testing::check_model(saved, reference_after({4, 4, 4}));
+  ringlab::testing::check_model(saved, reference.after(2).front());
 
-  // Again, on 2 ranks, to epoch 6: it loads the checkpoint on every rank and
-  // trains epochs 3 to 5 only, from the model the first run saved.
+  // Again, on 2 ranks, to epoch 6: it loads the checkpoint on every rank and,
+  // as the article's program, trains epoch 2 again from the model saved after
+  // it, then 3 to 5. Rank 0 says why epoch 2 runs again.
   run = run_ringlab("lesson train_elastic -n 2 --max-epoch 6 --checkpoint " + checkpoint);
   REQUIRE(run.status == 0);
   const TrainElasticLines second(run.output);
+  INFO(run.output);
   CHECK(second.other.empty());
   CHECK(second.loaded == std::vector<std::string>(2, checkpoint));
+  CHECK(second.resumed == std::vector<std::int64_t>{2});
+  CHECK(run.output.find("] resuming at epoch 2: " + checkpoint +
+                        " was saved after epoch 2's step with \"epoch\": 2 (the article's "
+                        "save_checkpoint(i, ...)), and training resumes at the epoch it holds, so "
+                        "epoch 2 runs again and its update is applied a second time\n") !=
+        std::string::npos);
   for (int rank = 0; rank < 2; ++rank) {
     const std::vector<int> pids = second.with({{"WORLD_SIZE", "2"}}, rank);
     REQUIRE(pids.size() == 1);
-    CHECK(second.workers.at(pids.front()).epochs == std::vector<std::int64_t>{3, 4, 5});
+    CHECK(second.workers.at(pids.front()).epochs == std::vector<std::int64_t>{2, 3, 4, 5});
   }
-  check_losses(second, {4, 4, 4, 2, 2, 2});
+  reference.round(second, pids_of_world(second, 2), 2);
   saved = training::load_checkpoint(checkpoint);
-  CHECK(saved.epoch == 6);
-  ringlab::testing::check_model(saved, reference_after({4, 4, 4, 2, 2, 2}));
+  CHECK(saved.epoch == 5);
+  ringlab::testing::check_model(saved, reference.after(5).front());
 
-  // Nothing left to do: it says so and trains nothing.
-  run = run_ringlab("lesson train_elastic -n 2 --max-epoch 6 --checkpoint " + checkpoint);
+  // At --max-epoch 5 nothing is left to do: it says so and trains nothing.
+  run = run_ringlab("lesson train_elastic -n 2 --max-epoch 5 --checkpoint " + checkpoint);
   CHECK(run.status == 0);
   CHECK(run.output.find("checkpoint '" + checkpoint +
-                        "' is at epoch 6 and --max-epoch is 6: nothing left to train") !=
+                        "' is at epoch 5 and --max-epoch is 5: nothing left to train") !=
         std::string::npos);
   CHECK(TrainElasticLines(run.output).epochs.empty());
+  CHECK(TrainElasticLines(run.output).resumed.empty());
 
   // Ranks that are threads of one process have no master to print.
   run = run_ringlab("lesson train_elastic --backend inproc -n 2 --max-epoch 1 --checkpoint " +
@@ -239,7 +234,12 @@ TEST_CASE(
   CHECK(run.status == 0);
   CHECK(run.output.find("] Initializing process group with: {'WORLD_SIZE': '2', "
                         "'LOCAL_WORLD_SIZE': '2'}\n") != std::string::npos);
-  check_losses(TrainElasticLines(run.output), {2});
+  ringlab::ref::ToyParams p = ringlab::testing::train_elastic_start();
+  const std::vector<double> losses = ringlab::testing::train_elastic_epoch(p, 0, 2);
+  const TrainElasticLines inproc(run.output);
+  REQUIRE(inproc.epochs.size() == 2);
+  for (const auto& e : inproc.epochs)
+    CHECK(ringlab::ref::close(e.loss, losses[static_cast<std::size_t>(e.rank)], 1e-5));
 }
 
 TEST_CASE("train_elastic's options out of range are refused before any rank starts") {
@@ -328,13 +328,14 @@ TEST_CASE(
     "nodes that see different checkpoints are refused, rather than training different "
     "epochs together") {
   TemporaryFolder dir;
-  // Node A finds a checkpoint at epoch 2, node B (another --checkpoint: as
-  // if on a machine without the shared folder) none.
+  // Node A finds a checkpoint at epoch 1 (the last one trained, as the
+  // article saves it), node B (another --checkpoint: as if on a machine
+  // without the shared folder) none.
   REQUIRE(run_ringlab("lesson train_elastic -n 2 --max-epoch 2 --checkpoint " + dir.path + "/a.pt")
               .status == 0);
   const int port = ringlab::launch::pick_free_port("127.0.0.1");
   const auto node = [&](const std::string& checkpoint) {
-    return kCleanEnvironment + RINGLAB_EXE +
+    return kCleanEnvironment + ringlab::testing::kSharedSecret + RINGLAB_EXE +
            " run --nnodes 2:2 --nproc-per-node 2 --rdzv-id both --rdzv-endpoint 127.0.0.1:" +
            std::to_string(port) + " " + kQuickElastic + " -- " + RINGLAB_EXE +
            " lesson train_elastic --checkpoint " + dir.path + "/" + checkpoint;
@@ -348,7 +349,7 @@ TEST_CASE(
   INFO(out);
   CHECK(out.find(": the ranks do not resume at the same epoch from checkpoint '") !=
         std::string::npos);
-  CHECK(out.find("(rank 0 at epoch 2, rank 1 at epoch 2, rank 2 found none, rank 3 found none): "
+  CHECK(out.find("(rank 0 at epoch 1, rank 1 at epoch 1, rank 2 found none, rank 3 found none): "
                  "every node must see the same file; give --checkpoint a path in a folder they "
                  "share") != std::string::npos);
   CHECK(TrainElasticLines(out).epochs.empty());
@@ -359,7 +360,7 @@ TEST_CASE(
 
 TEST_CASE(
     "rank 0 killed while it saves: the next round loads a whole checkpoint, and the run "
-    "ends with the model of a run never stopped") {
+    "ends with the model of the reference replaying its rounds") {
   TemporaryFolder dir;
   const std::string folder = dir.path + "/checkpoints";
   std::filesystem::create_directory(folder);
@@ -412,9 +413,12 @@ TEST_CASE(
                  ": rank 0 ") != std::string::npos);
 
   // Every round after the first loaded the checkpoint on both ranks and
-  // resumed where the one before had got to.
+  // resumed where the one before had got to (or at the epoch before, when
+  // rank 0 died saving it), and its rank 0 said which epoch runs again.
   const TrainElasticLines lines(out);
   CHECK(lines.loaded == std::vector<std::string>(2 * kKills, checkpoint));
+  CHECK(lines.resumed.size() == kKills);
+  ReplayedRounds reference;
   std::int64_t last_done = -1;
   for (int round = 0; round <= kKills; ++round) {
     const std::vector<int> pids = {lines.pid_of(0, round), lines.pid_of(1, round)};
@@ -422,25 +426,13 @@ TEST_CASE(
     REQUIRE(pids[1] > 0);
     if (round > 0) ringlab::testing::check_resume(lines, pids, last_done);
     last_done = lines.last_epoch(pids);
+    // Its losses follow from a state an earlier round saved.
+    reference.round(lines, pids, 2);
   }
   CHECK(last_done == kEpochs - 1);
-  check_losses(lines, std::vector<int>(kEpochs, 2));
   const training::Checkpoint final_checkpoint = training::load_checkpoint(checkpoint);
-  CHECK(final_checkpoint.epoch == kEpochs);
-  ringlab::testing::check_model(final_checkpoint, reference_after(std::vector<int>(kEpochs, 2)));
-
-  // A run never stopped ends with the very same numbers.
-  const auto whole =
-      run_ringlab("lesson train_elastic -n 2 --max-epoch " + std::to_string(kEpochs) +
-                  " --checkpoint " + dir.path + "/whole.pt");
-  REQUIRE(whole.status == 0);
-  const training::Checkpoint never_stopped = training::load_checkpoint(dir.path + "/whole.pt");
-  REQUIRE(never_stopped.model.size() == final_checkpoint.model.size());
-  for (std::size_t i = 0; i < never_stopped.model.size(); ++i) {
-    const auto a = never_stopped.model[i].value.values();
-    const auto b = final_checkpoint.model[i].value.values();
-    CHECK(std::equal(a.begin(), a.end(), b.begin(), b.end()));
-  }
+  CHECK(final_checkpoint.epoch == kEpochs - 1);
+  ringlab::testing::check_model(final_checkpoint, reference.after(kEpochs - 1).front());
   const std::vector<std::string> left = left_running(dir.path, 3s);
   CHECK_MESSAGE(left.empty(), joined(left));
 }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/traced_launch.hpp"
 
@@ -29,6 +30,12 @@ void add_registered_commands(CLI::App& app);
 // ranks record their transport and the launcher merges their traces into FILE
 // (tools/run_command.cpp).
 void add_trace_option(CLI::App& sub, std::optional<backends::TraceSession>& session);
+
+// horovodrun's `-np N` for `ringlab run`, which CLI11 would read as -n -p (a
+// single dash takes one letter): rewritten in args (argv, the program's name
+// first) as --nproc-per-node N, among ringlab run's own options only, never
+// in the program's arguments (tools/run_command.cpp).
+void spell_horovod_options(const CLI::App& app, std::vector<std::string>& args);
 
 // The largest value of an int option (2147483647); also the longest timeout
 // in milliseconds ringlab takes (transport/tcp/tcp.hpp, kMaxTimeout).

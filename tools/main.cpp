@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "tools/commands.hpp"
@@ -27,8 +28,13 @@ int main(int argc, char** argv) {
   CLI::App app{"ringlab: run, step through and check collective communication"};
   app.require_subcommand(1);
   ringlab::cli::add_registered_commands(app);
+  // horovodrun's -np for ringlab run, before CLI11 reads it (commands.hpp).
+  std::vector<std::string> args(argv, argv + argc);
+  ringlab::cli::spell_horovod_options(app, args);
+  std::vector<const char*> spelt;
+  for (const std::string& arg : args) spelt.push_back(arg.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(spelt.size()), spelt.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

@@ -37,9 +37,11 @@
 
 #include "backends/backends.hpp"
 #include "backends/traced_launch.hpp"
+#include "launcher/capacity.hpp"
 #include "launcher/elastic_agent.hpp"
 #include "launcher/elastic_options.hpp"
 #include "launcher/launcher.hpp"
+#include "launcher/token_maker.hpp"
 #include "tools/commands.hpp"
 
 namespace ringlab::cli {
@@ -67,6 +69,7 @@ struct RunCommand {
   std::string redirects = "0";
   std::string tee = "0";
   bool no_python = false;  // accepted: the program is run as it is anyway
+  std::string hosts;       // horovodrun's -H localhost:N
 };
 
 // The options whose presence makes `ringlab run` elastic.
@@ -209,6 +212,8 @@ launch::ElasticOptions elastic_options(const CLI::App& sub, RunCommand& cmd) {
         " needs --rdzv-endpoint HOST:PORT, an address of one of the nodes that all of them can "
         "reach (that node hosts the rendezvous store), and the same --rdzv-id on every node");
   }
+  // Private by default: the agents' store and the workers take the job's secret.
+  e.job_token = launch::elastic_job_token(e, std::getenv(launch::kJobTokenVariable));
   e.log_dir = log_dir_of(sub, cmd);
   e.workers.redirects = launch::parse_std_streams("--redirects", cmd.redirects);
   launch::parse_std_streams("--tee", cmd.tee);  // checked; files and console are the default
@@ -227,6 +232,61 @@ launch::ElasticOptions elastic_options(const CLI::App& sub, RunCommand& cmd) {
   return e;
 }
 
+// ---- horovodrun's spellings -------------------------------------------------------
+
+bool is_this_machine(const std::string& host) {
+  if (host == "localhost" || host == "127.0.0.1" || host == "::1") return true;
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 && host == name;
+}
+
+// horovodrun's -H host:slots,...: the slots of this machine (every host must
+// be this one: ringlab run starts the ranks of one node).
+int slots_of(const std::string& hosts) {
+  int slots = 0;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = std::min(hosts.find(',', start), hosts.size());
+    const std::string item = hosts.substr(start, end - start);
+    const std::size_t colon = item.rfind(':');
+    const std::string host = item.substr(0, colon);
+    if (!is_this_machine(host))
+      throw std::invalid_argument(
+          "-H " + hosts + ": '" + host + "' is not this machine; ringlab run starts the ranks of "
+          "this node only, so give -H localhost:N (or --nproc-per-node N), and start ringlab run "
+          "on each machine of a job of several (--nnodes, --node-rank, --master-addr; "
+          "docs/elastic.md for an elastic job)");
+    int count = 1;  // horovodrun's: a host without slots has one
+    if (colon != std::string::npos) {
+      const std::string text = item.substr(colon + 1);
+      const auto [at, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+      if (error != std::errc() || at != text.data() + text.size() || count < 1 || count > 1 << 20)
+        throw std::invalid_argument("-H " + hosts + ": '" + text +
+                                    "' is not a number of slots; write HOST:SLOTS, e.g. "
+                                    "-H localhost:4");
+    }
+    slots += count;
+    if (end == hosts.size()) return slots;
+    start = end + 1;
+  }
+}
+
+// -H localhost:N gives N ranks; with -np, -np of them (horovodrun's rule:
+// no more than the slots).
+void apply_hosts(const CLI::App& sub, RunCommand& cmd) {
+  const int slots = slots_of(cmd.hosts);
+  int& ranks = cmd.options.nproc_per_node;
+  if (!given(sub, "--nproc-per-node")) {
+    ranks = slots;
+    return;
+  }
+  if (ranks > slots)
+    throw std::invalid_argument("-np " + std::to_string(ranks) + " asks for more ranks than the " +
+                                std::to_string(slots) + " slot(s) of -H " + cmd.hosts +
+                                ": give -H localhost:" + std::to_string(ranks) +
+                                ", or a smaller -np");
+}
+
 void run_static(const CLI::App& sub, RunCommand& cmd) {
   auto& o = cmd.options;
   const launch::NodeRange nodes = launch::parse_nnodes(cmd.nnodes);
@@ -235,7 +295,9 @@ void run_static(const CLI::App& sub, RunCommand& cmd) {
   o.redirects = launch::parse_std_streams("--redirects", cmd.redirects);
   launch::parse_std_streams("--tee", cmd.tee);
   if (const std::string log_dir = log_dir_of(sub, cmd); !log_dir.empty()) {
-    launch::validate(o);  // before making a folder for nothing
+    // Before making a folder for nothing (each rank's log files count).
+    launch::check_rank_capacity(o.nproc_per_node, true);
+    launch::validate(o);
     const std::string root = launch::make_log_root(log_dir, o.run_id);
     o.log_folder = o.error_file_folder = root + "/attempt_0";
     std::fprintf(stderr, "%s: the ranks' output goes to %s/<local rank>/{stdout,stderr}.log\n",
@@ -264,6 +326,7 @@ void run(const CLI::App& sub, RunCommand& cmd) {
   o.rank_timeout = launch::Milliseconds(cmd.timeout_ms);
   o.stop_after = launch::Milliseconds(cmd.stop_after_ms);
   o.kill_after = launch::Milliseconds(cmd.kill_after_ms);
+  if (given(sub, "--hosts")) apply_hosts(sub, cmd);
   if (!is_elastic(sub, cmd)) return run_static(sub, cmd);
   const int status = launch::run_elastic(elastic_options(sub, cmd));
   std::fflush(stdout);
@@ -271,20 +334,17 @@ void run(const CLI::App& sub, RunCommand& cmd) {
   if (status != 0) std::exit(status);
 }
 
-void add_run_command(CLI::App& app) {
-  auto cmd = std::make_shared<RunCommand>();
-  CLI::App* sub = app.add_subcommand(
-      "run", "start the ranks of this node as processes (like torchrun): run -- PROGRAM ARGS...");
-  auto& o = cmd->options;
-  // From the program's name on (after -- or not), everything is the
-  // program's command line, its options included. Unknown options are kept
-  // (allow_extras) so that the callback can name the first one.
-  sub->allow_extras();
-  sub->positionals_at_end();
+// Where the ranks run: torchrun's static options, and horovodrun's -H.
+void add_placement_options(CLI::App* sub, RunCommand& cmd) {
+  auto& o = cmd.options;
   sub->add_option("program", o.program, "the program each rank runs, and its arguments (after --)");
-  // torchrun's spellings: --nproc-per-node and --nproc_per_node alike.
-  sub->add_option("--nproc-per-node,--nproc_per_node", o.nproc_per_node, "ranks on this node");
-  sub->add_option("--nnodes", cmd->nnodes,
+  // torchrun's spellings: --nproc-per-node and --nproc_per_node alike;
+  // horovodrun's -np is rewritten to it (spell_horovod_options).
+  sub->add_option("--nproc-per-node,--nproc_per_node", o.nproc_per_node,
+                  "ranks on this node (horovodrun's -np N is the same)");
+  sub->add_option("-H,--hosts", cmd.hosts,
+                  "horovodrun's host list: localhost:N runs N ranks here (with -np, at most N)");
+  sub->add_option("--nnodes", cmd.nnodes,
                   "number of nodes (each runs ringlab run), or MIN:MAX for an elastic job")
       ->capture_default_str();
   sub->add_option("--node-rank,--node_rank", o.node_rank,
@@ -295,66 +355,88 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--master-port,--master_port", o.master_port,
                   "the store's port (static launch; default: a free one; required with --nnodes > "
                   "1)");
-  // The elastic launch (torchrun's options).
-  sub->add_option("--max-restarts,--max_restarts", cmd->max_restarts,
+}
+
+// The elastic launch (torchrun's options).
+void add_elastic_options(CLI::App* sub, RunCommand& cmd) {
+  sub->add_option("--max-restarts,--max_restarts", cmd.max_restarts,
                   "restarts of the worker group before the job fails (any restart counts: a "
                   "failure, a node joining or leaving)")
       ->check(whole_number(0, "restarts"));
-  sub->add_option("--rdzv-id,--rdzv_id", cmd->rdzv_id, "the job's id, the same on every node")
+  sub->add_option("--rdzv-id,--rdzv_id", cmd.rdzv_id, "the job's id, the same on every node")
       ->capture_default_str();
-  sub->add_option("--rdzv-backend,--rdzv_backend", cmd->rdzv_backend,
+  sub->add_option("--rdzv-backend,--rdzv_backend", cmd.rdzv_backend,
                   "c10d (the elastic rendezvous over ringlab's TCP store) or static");
-  sub->add_option("--rdzv-endpoint,--rdzv_endpoint", cmd->rdzv_endpoint,
+  sub->add_option("--rdzv-endpoint,--rdzv_endpoint", cmd.rdzv_endpoint,
                   "HOST:PORT of the rendezvous store; the node that can bind it hosts it");
-  sub->add_option("--rdzv-conf,--rdzv_conf", cmd->rdzv_conf,
+  sub->add_option("--rdzv-conf,--rdzv_conf", cmd.rdzv_conf,
                   "join_timeout=600,last_call_timeout=30,close_timeout=30,read_timeout=60,"
-                  "keep_alive_interval=5,keep_alive_max_attempt=3 (seconds), is_host=true|false");
-  sub->add_option("--monitor-interval,--monitor_interval", cmd->monitor_interval,
+                  "keep_alive_interval=5,keep_alive_max_attempt=3 (seconds), is_host=true|false, "
+                  "token_file=PATH (the job's secret; or RINGLAB_JOB_TOKEN), open=true (no secret)");
+  sub->add_option("--monitor-interval,--monitor_interval", cmd.monitor_interval,
                   "seconds between two looks at the workers and the other nodes (elastic)")
       ->capture_default_str();
-  sub->add_flag("--standalone", cmd->standalone,
+  sub->add_flag("--standalone", cmd.standalone,
                 "one node with a rendezvous store of its own (a free port, a fresh run id)");
-  sub->add_option("--log-dir,--log_dir", cmd->log_dir,
+}
+
+// What the ranks print and how long they get.
+void add_output_options(CLI::App* sub, RunCommand& cmd) {
+  sub->add_option("--log-dir,--log_dir", cmd.log_dir,
                   "write every rank's stdout and stderr to "
                   "DIR/<run id>_XXXXXX/attempt_<restart>/<local rank>/{stdout,stderr}.log");
-  sub->add_option("-r,--redirects", cmd->redirects,
+  sub->add_option("-r,--redirects", cmd.redirects,
                   "streams that go to the log files only: 1 stdout, 2 stderr, 3 both, or per local "
                   "rank 0:1,1:2 (a log folder in $TMPDIR without --log-dir)");
-  sub->add_option("-t,--tee", cmd->tee,
+  sub->add_option("-t,--tee", cmd.tee,
                   "streams that go to the log files and the console (the default for all with a "
                   "log folder; same form as --redirects)");
-  sub->add_flag("--no-python,--no_python", cmd->no_python,
+  sub->add_flag("--no-python,--no_python", cmd.no_python,
                 "accepted for torchrun's sake: the program is run as it is");
-  sub->add_option("--timeout-ms", cmd->timeout_ms,
+  sub->add_option("--timeout-ms", cmd.timeout_ms,
                   "limit of every wait in the ranks (sets RINGLAB_TIMEOUT_MS)")
       ->check(whole_number(0, "milliseconds"));
-  sub->add_option("--stop-after-ms", cmd->stop_after_ms,
+  sub->add_option("--stop-after-ms", cmd.stop_after_ms,
                   "after a rank fails, time the others get to exit by themselves before SIGTERM")
       ->check(whole_number(0, "milliseconds"))
       ->capture_default_str();
-  sub->add_option("--kill-after-ms", cmd->kill_after_ms, "time between SIGTERM and SIGKILL")
+  sub->add_option("--kill-after-ms", cmd.kill_after_ms, "time between SIGTERM and SIGKILL")
       ->check(whole_number(0, "milliseconds"))
       ->capture_default_str();
-  sub->add_option("--time-limit-ms", cmd->time_limit_ms,
+  sub->add_option("--time-limit-ms", cmd.time_limit_ms,
                   "stop every rank once the job has run this long (0: no limit)")
       ->check(whole_number(0, "milliseconds"));
-  sub->add_flag("--tee-prefix", o.tee_prefix, "start every output line with [rank r]");
-  sub->add_option("--trace", cmd->trace.output,
+  sub->add_flag("--tee-prefix", cmd.options.tee_prefix, "start every output line with [rank r]");
+  sub->add_option("--trace", cmd.trace.output,
                   "write a Chrome trace JSON (Perfetto, chrome://tracing): static, of the ranks "
                   "running ringlab's tcp backend (a lane per rank); elastic, of the agents' rounds "
                   "(a lane per agent)");
-  sub->add_option("--trace-limit", cmd->trace.max_events,
+  sub->add_option("--trace-limit", cmd.trace.max_events,
                   "single events in the trace, shared by the ranks; the rest are aggregated")
       ->check(whole_number(1, "events"))
       ->capture_default_str();
+}
+
+void add_run_command(CLI::App& app) {
+  auto cmd = std::make_shared<RunCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "run", "start the ranks of this node as processes (like torchrun): run -- PROGRAM ARGS...");
+  // From the program's name on (after -- or not), everything is the
+  // program's command line, its options included. Unknown options are kept
+  // (allow_extras) so that the callback can name the first one.
+  sub->allow_extras();
+  sub->positionals_at_end();
+  add_placement_options(sub, *cmd);
+  add_elastic_options(sub, *cmd);
+  add_output_options(sub, *cmd);
   sub->footer(
       "Each rank gets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
       "GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK, ROLE_NAME, ROLE_WORLD_SIZE,\n"
       "TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID and\n"
       "TORCHELASTIC_ERROR_FILE. If a rank fails, the others are stopped and ringlab run exits\n"
       "with its status (128 + N if signal N killed it); an elastic job restarts the group first.\n"
-      "Every option has torchrun's spelling too (--nproc_per_node). docs/elastic.md shows an\n"
-      "elastic job on two nodes.");
+      "Every option has torchrun's spelling too (--nproc_per_node), and horovodrun's -np N and\n"
+      "-H localhost:N work as well. docs/elastic.md shows an elastic job on two nodes.");
   sub->callback([cmd, sub] {
     refuse_unknown_options(*sub);
     run(*sub, *cmd);
@@ -363,6 +445,21 @@ void add_run_command(CLI::App& app) {
 const CommandRegistrar registrar(add_run_command);
 
 }  // namespace
+
+void spell_horovod_options(const CLI::App& app, std::vector<std::string>& args) {
+  if (args.size() < 3 || args[1] != "run") return;
+  const CLI::App* run = app.get_subcommand("run");
+  for (std::size_t i = 2; i < args.size();) {
+    std::string& arg = args[i];
+    if (arg.empty() || arg[0] != '-' || arg == "--") return;  // the program's own from here
+    if (arg == "-np") arg = "--nproc-per-node";
+    if (arg.rfind("-np=", 0) == 0) arg = "--nproc-per-node=" + arg.substr(4);
+    // "--name=value" and "-r3" carry their value; "--name value" and "-r 3" do not.
+    const bool attached = arg.find('=') != std::string::npos || (arg[1] != '-' && arg.size() > 2);
+    const CLI::Option* option = attached ? nullptr : run->get_option_no_throw(arg);
+    i += option && option->get_expected_max() > 0 ? 2 : 1;
+  }
+}
 
 // --trace FILE on the commands whose ranks come from backends::run_ranks: the
 // session the command hands to run_ranks.

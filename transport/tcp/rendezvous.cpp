@@ -259,8 +259,9 @@ void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
     if (r.job_token.empty())
       log_line(me + ": this job has no token (RINGLAB_JOB_TOKEN is not set): any process that " +
                "reaches port " + std::to_string(r.master_port) + " on this machine can join it. " +
-               "ringlab run gives its ranks one; under torchrun, srun or mpirun export the same " +
-               "RINGLAB_JOB_TOKEN=<secret> to every rank");
+               "Export the same RINGLAB_JOB_TOKEN=<secret> to every rank: ringlab run makes one " +
+               "for the ranks of one node, ranks on several nodes must be given it, and an open " +
+               "elastic job (--rdzv-conf open=true) has none");
   }
   try {
     impl.store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout, r.job_token);
