@@ -1,0 +1,9 @@
+# What is not a plain file (issue 21, item 3): the atomic writer and the
+# bounded reader of ops/, against devices, FIFOs, sockets, folders, symbolic
+# links, file modes and killed writers.
+ringlab_test(test_files test_files.cpp LIBS ringlab_ops)
+set_tests_properties(test_files PROPERTIES DISABLED TRUE)
+foreach(suite write read)
+  add_test(NAME test_files_${suite} COMMAND test_files --test-suite=files_${suite})
+  set_tests_properties(test_files_${suite} PROPERTIES TIMEOUT 120)
+endforeach()
