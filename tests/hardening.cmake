@@ -7,3 +7,10 @@ foreach(suite write read)
   add_test(NAME test_files_${suite} COMMAND test_files --test-suite=files_${suite})
   set_tests_properties(test_files_${suite} PROPERTIES TIMEOUT 120)
 endforeach()
+
+# Checkpoints against diverged training and hostile files (issue 21, items 2,
+# 3 and 5).
+find_package(nlohmann_json 3 CONFIG REQUIRED)
+ringlab_test(test_checkpoint_files test_checkpoint_files.cpp
+  LIBS ringlab_training nlohmann_json::nlohmann_json)
+set_tests_properties(test_checkpoint_files PROPERTIES TIMEOUT 120)

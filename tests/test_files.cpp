@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "file_test_support.hpp"
 #include "ops/atomic_file.hpp"
 #include "ops/read_file.hpp"
 
@@ -35,81 +36,7 @@ using ringlab::write_file_atomically;
 
 namespace {
 
-// A temporary folder for one test case, removed with what it holds.
-struct Folder {
-  fs::path path;
-  Folder() {
-    std::string name = (fs::temp_directory_path() / "ringlab-files-XXXXXX").string();
-    REQUIRE(::mkdtemp(name.data()) != nullptr);
-    path = name;
-  }
-  ~Folder() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void put(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-mode_t type_of(const std::string& path) {
-  struct stat st {};
-  REQUIRE(::lstat(path.c_str(), &st) == 0);
-  return st.st_mode & S_IFMT;
-}
-
-// The message of the std::runtime_error `action` throws ("" if none).
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// The error of `action` run in a child process that is killed after
-// `seconds`: "TIMEOUT" if it hung there. A broken reader of a FIFO or of
-// /dev/zero would otherwise hang (or fill the memory of) the test itself.
-std::string error_within(double seconds, const std::function<void()>& action) {
-  int pipe_ends[2];
-  REQUIRE(::pipe(pipe_ends) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(pipe_ends[0]);
-    const std::string error = error_of(action);
-    (void)!::write(pipe_ends[1], error.data(), error.size());
-    ::_exit(0);
-  }
-  ::close(pipe_ends[1]);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  int status = 0;
-  while (::waitpid(child, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(child, SIGKILL);
-      ::waitpid(child, &status, 0);
-      ::close(pipe_ends[0]);
-      return "TIMEOUT";
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::string error;
-  char chunk[4096];
-  for (ssize_t n; (n = ::read(pipe_ends[0], chunk, sizeof chunk)) > 0;) error.append(chunk, n);
-  ::close(pipe_ends[0]);
-  return error;
-}
+using namespace ringlab::testing;
 
 // A character device like /dev/full (1, 7), made in `folder`; "" when this
 // process may not make devices (not root).
@@ -132,13 +59,6 @@ std::string socket_file(const Folder& folder, int& fd) {
   return path;
 }
 
-std::size_t temporaries_of(const fs::path& folder, const std::string& name) {
-  std::size_t found = 0;
-  for (const auto& entry : fs::directory_iterator(folder))
-    if (entry.path().filename().string().starts_with("." + name + ".tmp-")) ++found;
-  return found;
-}
-
 bool contains(const std::string& text, const std::string& piece) {
   return text.find(piece) != std::string::npos;
 }
@@ -159,7 +79,7 @@ TEST_SUITE("files_write") {
     CHECK(contains(error, "it is a character device, not a regular file"));
     CHECK(contains(error, "give the path of a file"));
     CHECK(type_of(device) == S_IFCHR);
-    CHECK(temporaries_of(folder.path, "full") == 0);
+    CHECK(temporaries_left(folder.path, "full") == 0);
     CHECK(error_of([&] { check_file_destination(device, "trace file"); }) == error);
   }
 
@@ -183,7 +103,7 @@ TEST_SUITE("files_write") {
       CHECK(error_of([&] { check_file_destination(path, "checkpoint"); }) == error);
     }
     ::close(socket_fd);
-    CHECK(temporaries_of(folder.path, "fifo") == 0);
+    CHECK(temporaries_left(folder.path, "fifo") == 0);
   }
 
   TEST_CASE("a missing folder is named, with what to do") {
@@ -209,8 +129,8 @@ TEST_SUITE("files_write") {
     CHECK(type_of(link) == S_IFLNK);
     CHECK(fs::read_symlink(link) == fs::path(target));
     CHECK(contents(target) == "epoch 5");
-    CHECK(temporaries_of(here.path, "checkpoint.pt") == 0);
-    CHECK(temporaries_of(shared.path, "checkpoint.pt") == 0);
+    CHECK(temporaries_left(here.path, "checkpoint.pt") == 0);
+    CHECK(temporaries_left(shared.path, "checkpoint.pt") == 0);
 
     // A relative link, through a second link, to a file not made yet.
     fs::create_directory(here.path / "d");
@@ -272,7 +192,7 @@ TEST_SUITE("files_write") {
       ::kill(child, SIGKILL);
       ::waitpid(child, nullptr, 0);
     }
-    const std::size_t left = temporaries_of(folder.path, "c.json");
+    const std::size_t left = temporaries_left(folder.path, "c.json");
     MESSAGE(left << " temporaries left by 20 killed writers");
     CHECK(left <= 1);  // each write removes those before it: the last one's at most
     // A writer still at work: its temporary is locked and must stay.
@@ -287,7 +207,7 @@ TEST_SUITE("files_write") {
     CHECK(contents(path) == "whole");
     CHECK(fs::exists(live));
     CHECK(fs::exists(folder / ".c.json.tmp-notmine"));
-    CHECK(temporaries_of(folder.path, "c.json") == 2);  // the live one and "notmine"
+    CHECK(temporaries_left(folder.path, "c.json") == 2);  // the live one and "notmine"
     ::close(live_fd);
   }
 }
