@@ -14,3 +14,15 @@ find_package(nlohmann_json 3 CONFIG REQUIRED)
 ringlab_test(test_checkpoint_files test_checkpoint_files.cpp
   LIBS ringlab_training nlohmann_json::nlohmann_json)
 set_tests_properties(test_checkpoint_files PROPERTIES TIMEOUT 120)
+
+# The command line (every FLOAT option, found by walking the help; output
+# paths) and the training lessons against divergence, run as ringlab.
+ringlab_test(test_option_checks test_option_checks.cpp LIBS ringlab_training)
+target_compile_definitions(test_option_checks PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_option_checks ringlab)
+set_tests_properties(test_option_checks PROPERTIES DISABLED TRUE)
+foreach(suite cli_numbers cli_output_paths training_divergence)
+  add_test(NAME test_option_checks_${suite}
+           COMMAND test_option_checks --test-suite=${suite})
+  set_tests_properties(test_option_checks_${suite} PROPERTIES TIMEOUT 300)
+endforeach()

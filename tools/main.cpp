@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tools/commands.hpp"
+#include "tools/option_checks.hpp"
 
 namespace ringlab::cli {
 
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ringlab: run, step through and check collective communication"};
   app.require_subcommand(1);
   ringlab::cli::add_registered_commands(app);
+  ringlab::cli::refuse_non_finite_numbers(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -41,6 +41,7 @@
 #include "launcher/elastic_options.hpp"
 #include "launcher/launcher.hpp"
 #include "tools/commands.hpp"
+#include "tools/option_checks.hpp"
 
 namespace ringlab::cli {
 
@@ -342,7 +343,8 @@ void add_run_command(CLI::App& app) {
   sub->add_option("--trace", cmd->trace.output,
                   "write a Chrome trace JSON (Perfetto, chrome://tracing): static, of the ranks "
                   "running ringlab's tcp backend (a lane per rank); elastic, of the agents' rounds "
-                  "(a lane per agent)");
+                  "(a lane per agent)")
+      ->check(file_to_write("trace file"));
   sub->add_option("--trace-limit", cmd->trace.max_events,
                   "single events in the trace, shared by the ranks; the rest are aggregated")
       ->check(whole_number(1, "events"))
@@ -381,7 +383,8 @@ void add_trace_option(CLI::App& sub, std::optional<backends::TraceSession>& sess
   sub.add_option_function<std::string>(
       "--trace", trace_requested,
       "write a Chrome trace JSON of the run (Perfetto, chrome://tracing): a lane per rank, "
-      "slices for send/recv/reduce, arrows for messages (tcp backend)");
+      "slices for send/recv/reduce, arrows for messages (tcp backend)")
+      ->check(file_to_write("trace file"));
 }
 
 }  // namespace ringlab::cli
