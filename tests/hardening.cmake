@@ -21,7 +21,7 @@ ringlab_test(test_option_checks test_option_checks.cpp LIBS ringlab_training)
 target_compile_definitions(test_option_checks PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_option_checks ringlab)
 set_tests_properties(test_option_checks PROPERTIES DISABLED TRUE)
-foreach(suite cli_numbers cli_output_paths training_divergence)
+foreach(suite cli_numbers cli_output_paths cli_input_paths training_divergence)
   add_test(NAME test_option_checks_${suite}
            COMMAND test_option_checks --test-suite=${suite})
   set_tests_properties(test_option_checks_${suite} PROPERTIES TIMEOUT 300)

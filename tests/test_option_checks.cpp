@@ -127,6 +127,23 @@ TEST_SUITE("cli_output_paths") {
     }
   }
 
+  TEST_CASE("a trace folder that goes away during the run fails the command after it") {
+    // The folder is there when the options are checked and gone when the
+    // ranks' traces are merged, 3 epochs of 1 s later.
+    Folder folder;
+    const std::string out = folder / "out";
+    std::filesystem::create_directory(out);
+    const auto run = ringlab::testing::run_shell(
+        "( (sleep 1; rm -rf " + out + ") & " + ringlab::testing::kCleanEnvironment + RINGLAB_EXE +
+        " lesson train_elastic -n 2 --epoch-seconds 1 --max-epoch 3 --checkpoint " +
+        folder / "c.pt" + " --trace " + out + "/t.json; status=$?; wait; exit $status )");
+    INFO(run.output);
+    CHECK(run.status != 0);
+    CHECK(contains(run.output, "cannot merge the ranks' traces: cannot write trace file '" + out +
+                                   "/t.json': the folder '" + out + "' does not exist"));
+    CHECK(contains(run.output, "--trace " + out + "/t.json was not written"));
+  }
+
   TEST_CASE("--trace and --save refuse a device, a FIFO and a folder, and leave them") {
     Folder folder;
     const std::string fifo = folder / "fifo";
@@ -150,6 +167,23 @@ TEST_SUITE("cli_output_paths") {
         CHECK(contains(run.output, "'" + target + "': it is a"));
         CHECK(ringlab::testing::type_of(target) == type);
       }
+    }
+  }
+}
+
+TEST_SUITE("cli_input_paths") {
+  TEST_CASE("sim --model refuses a FIFO, /dev/zero and a folder at once") {
+    // Before: a FIFO blocked the run, /dev/zero filled its memory.
+    Folder folder;
+    const std::string fifo = folder / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+    for (const std::string& path : {fifo, std::string("/dev/zero"), folder.path.string()}) {
+      const auto run = ringlab::testing::run_shell("timeout 30 " + std::string(RINGLAB_EXE) +
+                                                   " sim all_reduce --ranks 4 --model " + path);
+      INFO(run.output);
+      CHECK(run.status != 0);
+      CHECK(contains(run.output, "cannot read cost model file '" + path + "': it is a"));
+      CHECK(run.seconds < 20);
     }
   }
 }

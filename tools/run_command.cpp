@@ -252,6 +252,7 @@ void run_static(const CLI::App& sub, RunCommand& cmd) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: %s\n", o.name.c_str(), traced.message.c_str());
     std::fflush(stderr);
+    if (traced.failed && result.exit_code == 0) std::exit(1);
   }
   if (result.exit_code == 0) return;
   std::fprintf(stderr, "%s: %s\n", o.name.c_str(), result.message.c_str());
