@@ -32,9 +32,11 @@ std::string bound_text(double v) {
   return out.str();
 }
 
+// Only what reads as NaN or an infinity: text that is no number at all is
+// left to the option's own check, or to CLI11's conversion.
 std::string finite_error(const std::string& input) {
   const std::optional<double> value = as_cli11_reads(input);
-  if (!value) return input + " is not a number";
+  if (!value) return {};
   if (std::isnan(*value)) return input + " is not allowed: give a finite number, not NaN";
   if (std::isinf(*value))
     return input + " is not allowed: give a finite number" +
