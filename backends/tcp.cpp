@@ -197,6 +197,8 @@ std::vector<std::string> start_own_ranks(int world, const AnswerBody& body,
     std::fprintf(stderr, "%s: %s\n", options.name.c_str(), ranks.traced.message.c_str());
   }
   const launch::LaunchResult& result = ranks.launch;
+  if (session && ranks.traced.failed && result.exit_code == 0)
+    throw std::runtime_error("--trace " + session->output + " was not written (see above)");
   if (result.exit_code != 0) {
     // "Its error is above" only when the rank blamed wrote one.
     const bool said_why = result.first_failure && !result.first_failure->error.empty();

@@ -78,6 +78,7 @@ void merge_rank_traces(const launch::LaunchOptions& o, const TraceOptions& trace
     result.events = sim::merge_traces(inputs, trace.output);
   } catch (const std::exception& e) {
     result.message = std::string("cannot merge the ranks' traces: ") + e.what();
+    result.failed = true;
     return;
   }
   result.traced_ranks = traced;

@@ -88,6 +88,9 @@ struct TraceResult {
   std::vector<int> traced_ranks;
   std::size_t events = 0;
   std::string message;
+  // The ranks wrote traces but the output could not be written (its folder
+  // went away during the run, the disk is full): the command fails.
+  bool failed = false;
 };
 
 // launch::launch(options) with the ranks told to record, then the merge.

@@ -14,6 +14,7 @@
 // gradients here (ddp_grad_average shows it averaging different ones).
 #include "lessons/training_lesson.hpp"
 #include "training/ddp.hpp"
+#include "training/finite.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
 #include "training/torch_random.hpp"
@@ -58,6 +59,8 @@ void ddp_basic(ProcessGroup& pg, const LessonArgs& args) {
   const float loss = loss_fn.forward(outputs, labels);
   ddp_model.backward(loss_fn.backward());
   optimizer.step();
+  check_step({.rank = rank, .step = "step 1", .lr = optimizer.options().lr}, loss,
+             ddp_model.named_parameters());
   print(rank_prefix(rank) + "loss " + significant(loss, 6));  // PyTorch sums in another order
   print_parameters(rank, "after step", ddp_model.named_parameters());
 }

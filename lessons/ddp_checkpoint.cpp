@@ -18,6 +18,7 @@
 #include "lessons/training_lesson.hpp"
 #include "training/checkpoint.hpp"
 #include "training/ddp.hpp"
+#include "training/finite.hpp"
 #include "training/init.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
@@ -61,6 +62,8 @@ void ddp_checkpoint(ProcessGroup& pg, const LessonArgs& args) {
   const float loss = loss_fn.forward(ddp_model(inputs), labels);
   ddp_model.backward(loss_fn.backward());
   optimizer.step();
+  check_step({.rank = rank, .step = "step 1", .lr = optimizer.options().lr}, loss,
+             ddp_model.named_parameters());
   print(rank_prefix(rank) + "loss " + python_float(loss));
   print_parameters(rank, "after step", ddp_model.named_parameters());
 

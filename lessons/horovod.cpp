@@ -23,6 +23,7 @@
 
 #include "lessons/training_lesson.hpp"
 #include "training/checkpoint.hpp"
+#include "training/finite.hpp"
 #include "training/init.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
@@ -68,8 +69,9 @@ std::vector<int> shard_of(int rank, int size) {
 }
 
 // One epoch over the shard in batches of kBatch; returns the mean loss.
+// `where`: this rank and epoch, for the error if a step diverges.
 double train_epoch(training::ToyModel& model, training::hvd::DistributedOptimizer& optimizer,
-                   const std::vector<int>& shard) {
+                   const std::vector<int>& shard, training::StepPlace where) {
   using namespace training;
   MSELoss loss_fn;
   double loss_sum = 0;
@@ -80,10 +82,13 @@ double train_epoch(training::ToyModel& model, training::hvd::DistributedOptimize
     FloatTensor x = FloatTensor::matrix(rows, 10), y = FloatTensor::matrix(rows, 5);
     for (std::int64_t k = 0; k < rows; ++k) fill_sample(shard[start + std::size_t(k)], x, y, k);
     optimizer.zero_grad();
-    loss_sum += loss_fn.forward(model.forward(x), y);
+    const float loss = loss_fn.forward(model.forward(x), y);
+    loss_sum += loss;
     model.backward(loss_fn.backward());
     optimizer.step();  // synchronize (fused all_reduce, / size), then SGD
     ++batches;
+    check_step({where.rank, where.step + ", batch " + std::to_string(batches), where.lr}, loss,
+               model.named_parameters());
   }
   return batches ? loss_sum / batches : 0.0;
 }
@@ -132,7 +137,8 @@ void horovod(ProcessGroup& pg, const LessonArgs& args) {
   if (rank == 0) std::filesystem::create_directories(folder);
   for (int epoch = 0; epoch < args.steps.value_or(3); ++epoch) {
     print(rank_prefix(rank) + "epoch " + std::to_string(epoch) + " loss " +
-          significant(train_epoch(model, optimizer, shard)));
+          significant(train_epoch(model, optimizer, shard,
+                                  {rank, "epoch " + std::to_string(epoch), sgd.options().lr})));
     if (rank != 0) continue;
     const std::filesystem::path path =
         (folder / ("checkpoint-" + std::to_string(epoch) + ".json")).lexically_normal();

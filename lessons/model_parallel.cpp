@@ -21,6 +21,7 @@
 
 #include "lessons/training_lesson.hpp"
 #include "training/ddp.hpp"
+#include "training/finite.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
 #include "training/torch_random.hpp"
@@ -56,6 +57,7 @@ void train_step(int rank, training::ToyMpModel& mp_model, training::Module& mode
   model.backward(loss_fn.backward());
   print_transfers(rank, mp_model, before_backward);
   optimizer.step();
+  check_step({.rank = rank, .step = "step 1", .lr = lr}, loss, model.named_parameters());
   print(rank_prefix(rank) + "loss " + significant(loss, 6));  // PyTorch sums in another order
   print_parameters(rank, "after step", model.named_parameters());
 }

@@ -14,6 +14,7 @@
 //   Rank 0 step 1 net1.weight 0 -0.00999... -0.0199... -0.0299...
 #include "lessons/training_lesson.hpp"
 #include "training/ddp.hpp"
+#include "training/finite.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
 
@@ -55,6 +56,8 @@ void train(ProcessGroup& pg, const LessonArgs& args) {
     print(rank_prefix(rank) + "step " + std::to_string(step) + " loss " + significant(loss));
     ddp_model.backward(loss_fn.backward());
     optimizer.step();
+    check_step({.rank = rank, .step = "step " + std::to_string(step), .lr = optimizer.options().lr},
+               loss, model.named_parameters());
     for (const NamedParameter& p : model.named_parameters()) {
       std::string line = rank_prefix(rank) + "step " + std::to_string(step) + " " + p.name;
       for (std::size_t i = 0; i < 4 && i < p.parameter->value.numel(); ++i)

@@ -77,6 +77,7 @@
 #include "lessons/training_lesson.hpp"
 #include "training/checkpoint.hpp"
 #include "training/ddp.hpp"
+#include "training/finite.hpp"
 #include "training/init.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
@@ -232,6 +233,9 @@ void train_elastic(ProcessGroup& pg, const LessonArgs& args) {
     ddp_model.backward(loss_fn.backward());
     print(pid + "epoch " + std::to_string(epoch) + " " + who + " loss = " + python_float(loss));
     optimizer.step();
+    check_step(
+        {.rank = rank, .step = "epoch " + std::to_string(epoch), .lr = optimizer.options().lr},
+        loss, model.named_parameters());
     if (rank == 0)
       save_checkpoint(
           {.model = model.state_dict(), .optimizer = optimizer.state_dict(), .epoch = epoch},

@@ -8,6 +8,7 @@
 
 #include "primitives/collectives.hpp"
 #include "ops/atomic_file.hpp"
+#include "ops/read_file.hpp"
 #include "simulator/closed_form.hpp"
 #include "simulator/forecast.hpp"
 
@@ -224,13 +225,16 @@ void save_cost_model(const std::string& path, const CostModel& model, const std:
 }
 
 CostModel load_cost_model(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw std::runtime_error("cannot read the cost model file '" + path +
-                             "' (make one with `ringlab sim --calibrate --save " + path + "`)");
+  std::string text;
+  try {  // a regular file only, of at most 1 MiB: never a FIFO or /dev/zero
+    text = read_regular_file(path, "cost model file", std::size_t{1} << 20);
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error(std::string(error.what()) +
+                             " (make one with `ringlab sim --calibrate --save " + path + "`)");
+  }
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error("'" + path + "' is not JSON: " + error.what());
   }

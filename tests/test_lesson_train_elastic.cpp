@@ -281,10 +281,8 @@ TEST_CASE("a checkpoint that does not load ends the job, and the launcher's repo
   const struct {
     std::string file, says;
   } cases[] = {
-      {"notes.pt", "is not a ringlab checkpoint: it does not start with"},
-      {"torch.pt",
-       "(it is a zip archive, as torch.save writes; ringlab reads only its own JSON "
-       "format)"},
+      {"notes.pt", "is not a ringlab checkpoint: it is not a JSON object (it starts with "},
+      {"torch.pt", "is not a ringlab checkpoint: it is a zip archive, as torch.save writes"},
       {"other-model.pt",
        "it holds another model than this lesson's ToyModel: Error(s) in loading state_dict for "
        "ToyModel: Missing key(s) in state_dict: \"net1.weight\", \"net1.bias\", \"net2.weight\", "

@@ -22,6 +22,7 @@
 #include "gui/gui.hpp"
 #include "lessons/runner.hpp"
 #include "tools/commands.hpp"
+#include "tools/option_checks.hpp"
 
 namespace ringlab::cli {
 
@@ -159,7 +160,7 @@ void add_lesson_commands(CLI::App& app) {
                    "src or dst rank of a lesson that has one (default: the article's)")
       ->check(CLI::Range(0, 1023));
   lesson->add_option("--lr", cmd->options.args.lr, "training lessons: the learning rate")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(real_number(0, 1000, "a learning rate"));
   lesson
       ->add_option("--steps", cmd->options.args.steps,
                    "train: steps (default 3); horovod: epochs (default 3)")

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/commands.hpp"
+#include "tools/option_checks.hpp"
 
 namespace ringlab::cli {
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ringlab: run, step through and check collective communication"};
   app.require_subcommand(1);
   ringlab::cli::add_registered_commands(app);
+  ringlab::cli::refuse_non_finite_numbers(app);
   // horovodrun's -np for ringlab run, before CLI11 reads it (commands.hpp).
   std::vector<std::string> args(argv, argv + argc);
   ringlab::cli::spell_horovod_options(app, args);

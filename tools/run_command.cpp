@@ -43,6 +43,7 @@
 #include "launcher/launcher.hpp"
 #include "launcher/token_maker.hpp"
 #include "tools/commands.hpp"
+#include "tools/option_checks.hpp"
 
 namespace ringlab::cli {
 
@@ -313,6 +314,7 @@ void run_static(const CLI::App& sub, RunCommand& cmd) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: %s\n", o.name.c_str(), traced.message.c_str());
     std::fflush(stderr);
+    if (traced.failed && result.exit_code == 0) std::exit(1);
   }
   if (result.exit_code == 0) return;
   std::fprintf(stderr, "%s: %s\n", o.name.c_str(), result.message.c_str());
@@ -410,7 +412,8 @@ void add_output_options(CLI::App* sub, RunCommand& cmd) {
   sub->add_option("--trace", cmd.trace.output,
                   "write a Chrome trace JSON (Perfetto, chrome://tracing): static, of the ranks "
                   "running ringlab's tcp backend (a lane per rank); elastic, of the agents' rounds "
-                  "(a lane per agent)");
+                  "(a lane per agent)")
+      ->check(file_to_write("trace file"));
   sub->add_option("--trace-limit", cmd.trace.max_events,
                   "single events in the trace, shared by the ranks; the rest are aggregated")
       ->check(whole_number(1, "events"))
@@ -478,7 +481,8 @@ void add_trace_option(CLI::App& sub, std::optional<backends::TraceSession>& sess
   sub.add_option_function<std::string>(
       "--trace", trace_requested,
       "write a Chrome trace JSON of the run (Perfetto, chrome://tracing): a lane per rank, "
-      "slices for send/recv/reduce, arrows for messages (tcp backend)");
+      "slices for send/recv/reduce, arrows for messages (tcp backend)")
+      ->check(file_to_write("trace file"));
 }
 
 }  // namespace ringlab::cli

@@ -29,6 +29,7 @@
 #include "simulator/record.hpp"
 #include "simulator/trace.hpp"
 #include "tools/commands.hpp"
+#include "tools/option_checks.hpp"
 #include "tools/sim_calibrate.hpp"
 #include "tools/sim_compare.hpp"
 #include "tools/sim_ddp.hpp"
@@ -535,7 +536,8 @@ void add_sim_command(CLI::App& app) {
                 "(e.g. --compare --topology ring)");
   sub->add_option("--sizes", cmd->sizes, "--compare: MIN:MAX bytes, x4 apart (default 1K:256M)");
   sub->add_flag("--bench", cmd->bench, "time the simulation and report peak memory");
-  sub->add_option("--trace", cmd->trace, "write a Chrome trace JSON (Perfetto, chrome://tracing)");
+  sub->add_option("--trace", cmd->trace, "write a Chrome trace JSON (Perfetto, chrome://tracing)")
+      ->check(file_to_write("trace file"));
   sub->add_option("--trace-limit", cmd->trace_limit, "events in the trace before aggregating");
   sub->add_option("--engine", cmd->engine, "fibers (default) or threads")
       ->check(CLI::IsMember({"fibers", "threads"}));
@@ -547,7 +549,8 @@ void add_sim_command(CLI::App& app) {
                 "measure this machine over TCP, fit alpha, beta and gamma, save them (--save) and "
                 "compare predictions with measurements");
   sub->add_option("--save", cmd->calibration.save,
-                  "--calibrate: where to write the model (default cost-model.json)");
+                  "--calibrate: where to write the model (default cost-model.json)")
+      ->check(file_to_write("cost model file"));
   sub->add_option("--servers", cmd->ps.servers, "parameter_server: servers");
   sub->add_option("--workers", cmd->ps.workers, "parameter_server: workers");
   sub->add_option("--keys", cmd->ps.keys, "parameter_server: length of the parameter vector");

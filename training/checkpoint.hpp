@@ -29,13 +29,23 @@
 // Writing goes to a temporary file in the same folder, which is flushed to
 // disk (fsync) and then renamed over the path, and the folder is synced: a
 // reader sees the old file or the new one, never half of one, even if the
-// writer is killed. Reading checks everything and throws CheckpointError
-// saying what is wrong: no such file, not a ringlab checkpoint (e.g. a
-// torch.save zip), truncated, a newer version, or an entry whose values do
-// not fill its shape. Whether the state fits a model is for
-// Module::load_state_dict to say.
+// writer is killed (ops/atomic_file.hpp; a symbolic link is written through
+// to its target, and a folder, device or FIFO in the path's place is
+// refused). A checkpoint holding a NaN or an infinity (a diverged model, an
+// optimizer setting) is refused before anything is written: JSON cannot hold
+// them, and the previous checkpoint stays whole.
+//
+// Reading takes a regular file of at most kMaxCheckpointBytes (never a
+// device or a FIFO), compact as written here or laid out by another JSON
+// tool, checks everything and throws CheckpointError naming the file, and
+// the entry where there is one, saying what is wrong: no such file, a
+// folder, not a ringlab checkpoint (e.g. a torch.save zip), truncated, a
+// newer version, an entry whose values do not fill its shape, or a value
+// that is not a number or does not fit a float32 (1e39, 1e999). Whether the
+// state fits a model is for Module::load_state_dict to say.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -47,6 +57,9 @@
 namespace ringlab::training {
 
 inline constexpr int kCheckpointVersion = 1;
+// The largest checkpoint load_checkpoint reads: about 17 million float32
+// values as JSON text.
+inline constexpr std::size_t kMaxCheckpointBytes = std::size_t{256} << 20;
 
 struct Checkpoint {
   StateDict model = {};
