@@ -95,7 +95,6 @@ bench::RankPlacement placement(const std::string& backend, int ranks) {
 
 }  // namespace
 
-namespace {
 void add_bench_command(CLI::App& app) {
   auto cmd = std::make_shared<BenchCommand>();
   CLI::App* sub = app.add_subcommand("bench", "time a collective, nccl-tests style");
@@ -133,7 +132,5 @@ void add_bench_command(CLI::App& app) {
         cmd->trace ? &*cmd->trace : nullptr);
   });
 }
-const CommandRegistrar registrar(add_bench_command);
-}  // namespace
 
 }  // namespace ringlab::cli

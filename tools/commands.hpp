@@ -1,8 +1,6 @@
-// Subcommands of the ringlab command line. Each area adds its own file to the
-// ringlab executable (target_sources in its CMakeLists.txt) and registers its
-// subcommand with a CommandRegistrar at namespace scope:
-//
-//   static ringlab::cli::CommandRegistrar registrar(add_sim_command);
+// Subcommands of the ringlab command line. Each area has its own file in the
+// ringlab executable (tools/CMakeLists.txt) with one add_*_command function,
+// which main() calls in the order `ringlab --help` lists them (main.cpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,14 +14,17 @@
 
 namespace ringlab::cli {
 
-using AddCommand = void (*)(CLI::App& app);
+void add_lesson_commands(CLI::App& app);    // lesson_commands.cpp
+void add_bench_command(CLI::App& app);      // bench_command.cpp
+void add_run_command(CLI::App& app);        // run_command.cpp
+void add_sim_command(CLI::App& app);        // sim_command.cpp
+void add_exercise_command(CLI::App& app);   // exercise_command.cpp
 
-struct CommandRegistrar {
-  explicit CommandRegistrar(AddCommand add);
+// Thrown by a command whose exit status is not simply 0 or 1, as `ringlab
+// run` passing on its job's status as a shell would; main() returns `status`.
+struct ExitStatus {
+  int status;
 };
-
-// Adds every registered subcommand, in registration order.
-void add_registered_commands(CLI::App& app);
 
 // --trace FILE for a command whose ranks come from backends::run_ranks: it
 // makes `session`, which the command hands to run_ranks; the tcp backend's

@@ -171,6 +171,8 @@ void add_name(CLI::App& sub, ExerciseCommand& cmd) {
       ->check(CLI::IsMember(names));
 }
 
+}  // namespace
+
 void add_exercise_command(CLI::App& app) {
   auto cmd = std::make_shared<ExerciseCommand>();
   CLI::App* exercise = app.add_subcommand(
@@ -230,9 +232,5 @@ void add_exercise_command(CLI::App& app) {
     std::fwrite(text.data(), 1, text.size(), stdout);
   });
 }
-
-const CommandRegistrar registrar(add_exercise_command);
-
-}  // namespace
 
 }  // namespace ringlab::cli

@@ -45,6 +45,8 @@ void run_gui_command(const GuiCommand& cmd) {
   run_interactive(state, options);
 }
 
+}  // namespace
+
 void add_gui_command(CLI::App& app) {
   auto cmd = std::make_shared<GuiCommand>();
   CLI::App* gui = app.add_subcommand(
@@ -62,9 +64,5 @@ void add_gui_command(CLI::App& app) {
   gui->add_option("--height", cmd->height, "window height in pixels")->check(CLI::Range(240, 8192));
   gui->callback([cmd] { run_gui_command(*cmd); });
 }
-
-const ringlab::cli::CommandRegistrar registrar(add_gui_command);
-
-}  // namespace
 
 }  // namespace ringlab::gui

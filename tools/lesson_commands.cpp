@@ -149,7 +149,6 @@ void run_tour_here(const lessons::RunOptions& options) {
 
 }  // namespace
 
-namespace {
 void add_lesson_commands(CLI::App& app) {
   auto cmd = std::make_shared<LessonCommand>();
   CLI::App* lesson = app.add_subcommand("lesson", "run one article program on every rank");
@@ -217,7 +216,5 @@ void add_lesson_commands(CLI::App& app) {
     run_tour_here(tour_cmd->options);
   });
 }
-const CommandRegistrar registrar(add_lesson_commands);
-}  // namespace
 
 }  // namespace ringlab::cli

@@ -1,4 +1,4 @@
-// ringlab: the command line. Subcommands register themselves (commands.hpp).
+// ringlab: the command line, one subcommand per file (commands.hpp).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -8,27 +8,23 @@
 #include "tools/commands.hpp"
 #include "tools/option_checks.hpp"
 
-namespace ringlab::cli {
-
-namespace {
-std::vector<AddCommand>& registry() {
-  static std::vector<AddCommand> commands;
-  return commands;
+#ifdef RINGLAB_HAVE_GUI
+namespace ringlab::gui {
+void add_gui_command(CLI::App& app);  // gui_command.cpp
 }
-}  // namespace
-
-CommandRegistrar::CommandRegistrar(AddCommand add) { registry().push_back(add); }
-
-void add_registered_commands(CLI::App& app) {
-  for (AddCommand add : registry()) add(app);
-}
-
-}  // namespace ringlab::cli
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"ringlab: run, step through and check collective communication"};
   app.require_subcommand(1);
-  ringlab::cli::add_registered_commands(app);
+  ringlab::cli::add_lesson_commands(app);
+  ringlab::cli::add_bench_command(app);
+  ringlab::cli::add_run_command(app);
+  ringlab::cli::add_sim_command(app);
+  ringlab::cli::add_exercise_command(app);
+#ifdef RINGLAB_HAVE_GUI
+  ringlab::gui::add_gui_command(app);
+#endif
   ringlab::cli::refuse_non_finite_numbers(app);
   // horovodrun's -np for ringlab run, before CLI11 reads it (commands.hpp).
   std::vector<std::string> args(argv, argv + argc);
@@ -39,6 +35,8 @@ int main(int argc, char** argv) {
     app.parse(static_cast<int>(spelt.size()), spelt.data());
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const ringlab::cli::ExitStatus& e) {
+    return e.status;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ringlab: error: %s\n", e.what());
     return 1;

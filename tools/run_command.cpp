@@ -314,13 +314,13 @@ void run_static(const CLI::App& sub, RunCommand& cmd) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: %s\n", o.name.c_str(), traced.message.c_str());
     std::fflush(stderr);
-    if (traced.failed && result.exit_code == 0) std::exit(1);
+    if (traced.failed && result.exit_code == 0) throw ExitStatus{1};
   }
   if (result.exit_code == 0) return;
   std::fprintf(stderr, "%s: %s\n", o.name.c_str(), result.message.c_str());
   std::fflush(stderr);
   // The exit status says what happened to the job, as a shell would.
-  std::exit(result.exit_code);
+  throw ExitStatus{result.exit_code};
 }
 
 void run(const CLI::App& sub, RunCommand& cmd) {
@@ -333,7 +333,7 @@ void run(const CLI::App& sub, RunCommand& cmd) {
   const int status = launch::run_elastic(elastic_options(sub, cmd));
   std::fflush(stdout);
   std::fflush(stderr);
-  if (status != 0) std::exit(status);
+  if (status != 0) throw ExitStatus{status};
 }
 
 // Where the ranks run: torchrun's static options, and horovodrun's -H.
@@ -420,6 +420,8 @@ void add_output_options(CLI::App* sub, RunCommand& cmd) {
       ->capture_default_str();
 }
 
+}  // namespace
+
 void add_run_command(CLI::App& app) {
   auto cmd = std::make_shared<RunCommand>();
   CLI::App* sub = app.add_subcommand(
@@ -445,9 +447,6 @@ void add_run_command(CLI::App& app) {
     run(*sub, *cmd);
   });
 }
-const CommandRegistrar registrar(add_run_command);
-
-}  // namespace
 
 void spell_horovod_options(const CLI::App& app, std::vector<std::string>& args) {
   if (args.size() < 3 || args[1] != "run") return;

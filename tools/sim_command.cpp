@@ -489,6 +489,8 @@ void run_sim_command(SimCommand& c) {
   run_collective(c, parse_collective(c.op), model_of(c));
 }
 
+}  // namespace
+
 void add_sim_command(CLI::App& app) {
   auto cmd = std::make_shared<SimCommand>();
   CLI::App* sub = app.add_subcommand(
@@ -562,9 +564,5 @@ void add_sim_command(CLI::App& app) {
   add_ddp_sim_options(*sub, cmd->ddp);
   sub->callback([cmd] { run_sim_command(*cmd); });
 }
-
-const CommandRegistrar registrar(add_sim_command);
-
-}  // namespace
 
 }  // namespace ringlab::cli
