@@ -203,9 +203,10 @@ TEST_SUITE("training_divergence") {
     REQUIRE(std::regex_search(run.output, match, diverged));
     const int epoch = std::stoi(match[2]);
     CHECK(epoch < 12);
-    // The last checkpoint is the one before the epoch that diverged, whole.
+    // The last checkpoint is the one saved after the epoch before the one that
+    // diverged ("epoch": i after epoch i, as the article saves), whole.
     const ringlab::training::Checkpoint saved = ringlab::training::load_checkpoint(checkpoint);
-    CHECK(saved.epoch == epoch);
+    CHECK(saved.epoch == epoch - 1);
     for (const auto& entry : saved.model)
       for (float v : entry.value.values()) CHECK(std::isfinite(v));
     CHECK(ringlab::testing::temporaries_left(folder.path, "c.pt") == 0);
