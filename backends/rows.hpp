@@ -13,6 +13,10 @@ namespace ringlab::backends {
 // inproc.cpp: ranks as threads of this process (transport/inproc.hpp).
 void run_inproc_world(int world, const RankBody& body, const ProcessGroupOptions& group);
 
+// nccl_rules.cpp: ranks as threads under NCCL's point-to-point rules
+// (transport/nccl_rules/nccl_rules.hpp).
+void run_nccl_rules_ranks(int world, const RankBody& body, const ProcessGroupOptions& group);
+
 // tcp.cpp: ranks as processes over TCP (transport/tcp/tcp.hpp).
 void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& group);
 std::vector<std::string> run_tcp_process_world(int world, const AnswerBody& body,
