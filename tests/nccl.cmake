@@ -22,10 +22,15 @@ endfunction()
 ringlab_nccl_test(test_nccl_kernels test_nccl_kernels.cpp)
 ringlab_nccl_test(test_nccl_collectives test_nccl_collectives.cpp)
 ringlab_nccl_test(test_nccl_bandwidth test_nccl_bandwidth.cpp)
+# test_nccl_collectives' checks as 2, 3 and 4 processes on GPU 0.
+find_package(Boost 1.74 REQUIRED)
+ringlab_nccl_test(test_nccl_processes test_nccl_processes.cpp LIBS ringlab_tcp Boost::headers)
+add_dependencies(test_nccl_processes test_nccl_collectives)
+set_tests_properties(test_nccl_processes PROPERTIES TIMEOUT 900)
+# The programs these run are found next to them (beside_this_program.hpp), so
+# that tools/gpu_pack.sh can copy the build to a GPU machine.
 ringlab_nccl_test(test_nccl_lessons test_nccl_lessons.cpp LIBS ringlab_lessons)
-target_compile_definitions(test_nccl_lessons PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_nccl_lessons ringlab)
 
 ringlab_test(test_nccl_errors test_nccl_errors.cpp LIBS ringlab_nccl ringlab_primitives)
-target_compile_definitions(test_nccl_errors PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_nccl_errors ringlab)
