@@ -1,0 +1,24 @@
+// `ringlab bench --backend nccl --native`: ring by hand against NCCL's ring.
+//
+// For every size, two rows with the same op, size, dtype, reduce op, root
+// and ranks: first NCCL's own collective (NcclGroup: ncclAllReduce, ...),
+// then ringlab's hand-written algorithm on GPU memory (NcclTransport: its
+// messages ncclSend/ncclRecv, its reductions CUDA kernels). Both run on
+// DeviceTensors; each timed run returns only when the GPU has finished (as
+// NcclGroup's calls do; the hand-written one synchronizes), the time is the
+// slowest rank's average, and #wrong counts, over every rank, the elements
+// that differ from the closed form after one more run on fresh inputs, as
+// `ringlab bench` does (bench.hpp says which closed forms).
+//
+// Built only with the NCCL backend; the ranks are threads, one GPU each.
+#pragma once
+
+#include "bench/bench.hpp"
+
+namespace ringlab::bench {
+
+// Rank 0 prints the header and two rows per size; every rank returns its
+// rows (NCCL's first, then the hand-written one, for each size).
+std::vector<Row> run_native(const BenchOptions& options, int ranks, Duration timeout);
+
+}  // namespace ringlab::bench
