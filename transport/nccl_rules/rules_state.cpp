@@ -104,6 +104,16 @@ namespace {
 const char* noun(const Op& op) { return op.is_send ? "send" : "receive"; }
 const char* counterpart(const Op& op) { return op.is_send ? "receive" : "send"; }
 std::string rank_name(int r) { return "rank " + std::to_string(r); }
+// 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st, ...
+std::string ordinal(std::uint64_t n) {
+  const std::uint64_t last = n % 10, tens = n % 100;
+  const char* suffix = tens >= 11 && tens <= 13 ? "th"
+                       : last == 1              ? "st"
+                       : last == 2              ? "nd"
+                       : last == 3              ? "rd"
+                                                : "th";
+  return std::to_string(n) + suffix;
+}
 }  // namespace
 
 // Why rank r's running group cannot finish: its first unfinished operation.
@@ -118,8 +128,7 @@ std::string NcclRulesWorld::State::why_stuck(int r) {
   std::ostringstream out;
   const int p = op->peer;
   out << rank_name(r) << " waits for its " << noun(*op) << " " << (op->is_send ? "to" : "from")
-      << " rank " << p << " (" << describe_tag(op->tag) << "), its " << op->nth
-      << (op->nth == 1 ? "st" : op->nth == 2 ? "nd" : op->nth == 3 ? "rd" : "th") << " to "
+      << " rank " << p << " (" << describe_tag(op->tag) << "), its " << ordinal(op->nth) << " to "
       << (op->is_send ? "rank " : "come from rank ") << p << ": ";
   if (op->partner) {
     const Op& match = *op->partner;
