@@ -194,8 +194,11 @@ std::int64_t sum_over_ranks(nccl::NcclGroup& group, std::int64_t value) {
 
 void print_header(const BenchOptions& o, const CollectiveInfo* row, int ranks,
                   const std::string& by_hand) {
+  int version = 0;  // the library loaded, which may not be the one built against
+  ncclGetVersion(&version);
   std::printf("# ringlab bench --native: %s, %d rank%s, one GPU each; NCCL %d.%d.%d\n",
-              o.op.c_str(), ranks, ranks == 1 ? "" : "s", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+              o.op.c_str(), ranks, ranks == 1 ? "" : "s", version / 10000, version % 10000 / 100,
+              version % 100);
   std::printf("#   nccl: NCCL's own %s (NcclGroup)\n", row ? o.op.c_str() : "ncclSend/ncclRecv");
   std::printf("#   %s: ringlab's hand-written %s on GPU memory (NcclTransport: ncclSend/ncclRecv "
               "and CUDA kernels)\n",
