@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,7 @@
 #include "transport/nccl/nccl_group.hpp"
 #include "transport/nccl/nccl_transport.hpp"
 #include "transport/nccl/nccl_world.hpp"
+#include "transport/nccl/store_rendezvous.hpp"
 
 namespace ringlab::bench {
 
@@ -272,6 +274,23 @@ void rank_body(std::shared_ptr<nccl::NcclCommunicator> communicator, const Bench
 std::vector<Row> run_native(const BenchOptions& o, int ranks, Duration timeout) {
   benchmark_op(o.op);  // refuses unknown ops
   check_sizes(o);
+  if (std::getenv("RANK") && std::getenv("WORLD_SIZE")) {
+    // A launcher started this process as one rank: join its job (ranks on a
+    // host with fewer GPUs share them, nccl::connect says so).
+    tcp::Rendezvous rendezvous = tcp::from_environment();
+    if (!std::getenv("RINGLAB_TIMEOUT_MS")) rendezvous.timeout = timeout;
+    if (rendezvous.world_size != ranks)
+      throw std::invalid_argument("this process is rank " + std::to_string(rendezvous.rank) +
+                                  " of a world of " + std::to_string(rendezvous.world_size) +
+                                  " (WORLD_SIZE), but -n asks for " + std::to_string(ranks) +
+                                  ": pass -n " + std::to_string(rendezvous.world_size));
+    nccl::NcclProcess process = nccl::connect(rendezvous);
+    if (!process.note.empty() && rendezvous.rank == 0)
+      std::printf("# %s\n", process.note.c_str());
+    std::vector<Row> rows;
+    rank_body(process.communicator, o, rows);
+    return rows;
+  }
   std::vector<std::vector<Row>> rows(static_cast<std::size_t>(ranks));
   nccl::run_nccl_world(
       ranks,

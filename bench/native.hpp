@@ -10,7 +10,11 @@
 // that differ from the closed form after one more run on fresh inputs, as
 // `ringlab bench` does (bench.hpp says which closed forms).
 //
-// Built only with the NCCL backend; the ranks are threads, one GPU each.
+// Built only with the NCCL backend. The ranks are threads, one GPU each; in
+// a process a launcher started as a rank (RANK, WORLD_SIZE set), this
+// process is one rank of the launcher's job instead, as --backend nccl is
+// there, and ranks on a host with fewer GPUs share them:
+//   ringlab run --nproc-per-node 2 -- ringlab bench --backend nccl --native -n 2
 #pragma once
 
 #include "bench/bench.hpp"

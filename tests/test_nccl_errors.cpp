@@ -137,3 +137,17 @@ TEST_CASE("ranks share a host's GPUs round-robin only where it has fewer GPUs th
         "loopback: correct, but not GPU speed");
   CHECK_THROWS_AS(place_ranks({"box"}, 0, 0), std::invalid_argument);
 }
+
+TEST_CASE("bench --native needs --backend nccl, and says why where it cannot run") {
+  Run run = run_ringlab("bench --native --backend inproc -n 2");
+  INFO(run.output);
+  CHECK(run.status != 0);
+  CHECK(run.output.find("--native compares NCCL's own collective with the hand-written one on GPU "
+                        "memory: it needs --backend nccl, not inproc") != std::string::npos);
+  if (gpus_or_zero() > 0) return;
+  run = run_ringlab("bench --native --backend nccl -n 1");
+  INFO(run.output);
+  CHECK(run.status != 0);
+  CHECK(run.output.find("shows no GPU") != std::string::npos);
+  CHECK(run.output.find("# ringlab bench --native") == std::string::npos);  // nothing ran
+}
