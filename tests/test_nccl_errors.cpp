@@ -36,6 +36,22 @@ std::string thrown_by(void (*f)(int), int argument) {
 }
 }  // namespace
 
+// First in the file (doctest runs a file's cases in order), while nothing
+// in this process has started CUDA.
+TEST_CASE("the GPUs counted by a child process are those CUDA shows here") {
+  REQUIRE_FALSE(nccl::cuda_started_here());
+  std::string here_why, child_why;
+  const int child = nccl::gpu_count_without_starting_cuda(&child_why);
+  CHECK_FALSE(nccl::cuda_started_here());  // the child counted
+  const int here = nccl::visible_gpu_count(&here_why);
+  INFO("child: " << child << " (" << child_why << "), here: " << here << " (" << here_why << ")");
+  CHECK(child == here);
+  CHECK(child_why == here_why);
+  CHECK(nccl::cuda_started_here());
+  // Once CUDA has started here, the count is made here.
+  CHECK(nccl::gpu_count_without_starting_cuda() == here);
+}
+
 TEST_CASE("more ranks than GPUs is refused before NCCL is called, saying why") {
   const int too_many = gpus_or_zero() + 1;
   const std::string message = thrown_by(nccl::require_gpus_for_ranks, too_many);
