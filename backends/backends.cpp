@@ -22,8 +22,8 @@ constexpr Backend kBackends[] = {
      run_nccl_rules_ranks, nullptr},
 #ifdef RINGLAB_WITH_NCCL
     {"nccl",
-     "one GPU per rank, ranks as threads; the hand-written algorithms with every message sent by "
-     "NCCL through GPU memory",
+     "the hand-written algorithms with every message sent by NCCL through GPU memory; ranks as "
+     "threads, one GPU each, or as processes sharing fewer GPUs",
      run_nccl_ranks, init_nccl_process_group, nccl_cannot_run},
 #endif
 };

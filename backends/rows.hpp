@@ -25,7 +25,7 @@ std::vector<std::string> run_tcp_process_world(int world, const AnswerBody& body
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options);
 
 #ifdef RINGLAB_WITH_NCCL
-// nccl.cpp: one GPU per rank (transport/nccl/).
+// nccl.cpp: GPUs (transport/nccl/): threads with a GPU each, or processes sharing fewer.
 void run_nccl_ranks(int world, const RankBody& body, const ProcessGroupOptions& group);
 std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options);
 // "" when CUDA shows at least `world` GPUs, else how many it shows and why.

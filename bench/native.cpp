@@ -7,8 +7,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "backends/rank_processes.hpp"
 #include "primitives/algorithms.hpp"
 #include "transport/nccl/nccl_group.hpp"
+#include "transport/nccl/cuda_check.hpp"
 #include "transport/nccl/nccl_transport.hpp"
 #include "transport/nccl/nccl_world.hpp"
 #include "transport/nccl/store_rendezvous.hpp"
@@ -271,25 +273,48 @@ void rank_body(std::shared_ptr<nccl::NcclCommunicator> communicator, const Bench
 
 }  // namespace
 
+namespace {
+
+// One rank whose process joined a job (a launcher's, or ranks forked below):
+// its GPU placed by nccl::connect, which may share it.
+std::vector<Row> run_joined_rank(const BenchOptions& o, int ranks, Duration timeout,
+                                 const tcp::EnvironmentLookup& lookup) {
+  tcp::Rendezvous rendezvous = tcp::from_environment(lookup);
+  if (!lookup("RINGLAB_TIMEOUT_MS")) rendezvous.timeout = timeout;
+  if (rendezvous.world_size != ranks)
+    throw std::invalid_argument("this process is rank " + std::to_string(rendezvous.rank) +
+                                " of a world of " + std::to_string(rendezvous.world_size) +
+                                " (WORLD_SIZE), but -n asks for " + std::to_string(ranks) +
+                                ": pass -n " + std::to_string(rendezvous.world_size));
+  nccl::NcclProcess process = nccl::connect(rendezvous);
+  if (!process.note.empty() && rendezvous.rank == 0) std::printf("# %s\n", process.note.c_str());
+  std::vector<Row> rows;
+  rank_body(process.communicator, o, rows);
+  return rows;
+}
+
+}  // namespace
+
 std::vector<Row> run_native(const BenchOptions& o, int ranks, Duration timeout) {
   benchmark_op(o.op);  // refuses unknown ops
   check_sizes(o);
-  if (std::getenv("RANK") && std::getenv("WORLD_SIZE")) {
-    // A launcher started this process as one rank: join its job (ranks on a
-    // host with fewer GPUs share them, nccl::connect says so).
-    tcp::Rendezvous rendezvous = tcp::from_environment();
-    if (!std::getenv("RINGLAB_TIMEOUT_MS")) rendezvous.timeout = timeout;
-    if (rendezvous.world_size != ranks)
-      throw std::invalid_argument("this process is rank " + std::to_string(rendezvous.rank) +
-                                  " of a world of " + std::to_string(rendezvous.world_size) +
-                                  " (WORLD_SIZE), but -n asks for " + std::to_string(ranks) +
-                                  ": pass -n " + std::to_string(rendezvous.world_size));
-    nccl::NcclProcess process = nccl::connect(rendezvous);
-    if (!process.note.empty() && rendezvous.rank == 0)
-      std::printf("# %s\n", process.note.c_str());
-    std::vector<Row> rows;
-    rank_body(process.communicator, o, rows);
-    return rows;
+  if (std::getenv("RANK") && std::getenv("WORLD_SIZE"))  // a launcher started this rank
+    return run_joined_rank(o, ranks, timeout, [](const char* name) { return std::getenv(name); });
+  std::string why;
+  const int gpus = nccl::gpu_count_without_starting_cuda(&why);
+  if (gpus > 0 && gpus < ranks) {
+    // Fewer GPUs than ranks: forked ranks that share them (as --backend nccl).
+    backends::RankProcessOptions options;
+    options.name = "ringlab bench --native";
+    options.answers = false;
+    const auto ranks_run = backends::run_rank_processes(
+        ranks, options, [&](const backends::RankStart& start) {
+          run_joined_rank(o, ranks, timeout, start.lookup());
+          return std::string();
+        });
+    if (ranks_run.launch.exit_code != 0)
+      throw std::runtime_error("bench --native: " + ranks_run.launch.message);
+    return {};
   }
   std::vector<std::vector<Row>> rows(static_cast<std::size_t>(ranks));
   nccl::run_nccl_world(

@@ -10,19 +10,22 @@
 // that differ from the closed form after one more run on fresh inputs, as
 // `ringlab bench` does (bench.hpp says which closed forms).
 //
-// Built only with the NCCL backend. The ranks are threads, one GPU each; in
-// a process a launcher started as a rank (RANK, WORLD_SIZE set), this
-// process is one rank of the launcher's job instead, as --backend nccl is
-// there, and ranks on a host with fewer GPUs share them:
+// Built only with the NCCL backend. The ranks are where --backend nccl puts
+// them (backends/nccl.cpp): threads, one GPU each, where there are GPUs
+// enough; else processes forked here, sharing the GPUs; and in a process a
+// launcher started as a rank, that one rank of the launcher's job:
 //   ringlab run --nproc-per-node 2 -- ringlab bench --backend nccl --native -n 2
+// Where ranks share a GPU, rank 0 says so in a comment line first.
 #pragma once
 
 #include "bench/bench.hpp"
 
 namespace ringlab::bench {
 
-// Rank 0 prints the header and two rows per size; every rank returns its
-// rows (NCCL's first, then the hand-written one, for each size).
+// Rank 0 prints the header and two rows per size. Returns rank 0's rows
+// (NCCL's first, then the hand-written one, for each size) where rank 0 is a
+// thread of this process, this rank's where it is this process, and none
+// where the ranks were forked.
 std::vector<Row> run_native(const BenchOptions& options, int ranks, Duration timeout);
 
 }  // namespace ringlab::bench

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "article_outputs.hpp"
 #include "lessons/canonical.hpp"
 #include "beside_this_program.hpp"
 // ringlab next to this program's folder, so a copied build runs (tools/gpu_pack.sh).
@@ -137,4 +138,18 @@ TEST_CASE("ringlab bench --backend nccl -n 1 runs and finds no wrong elements") 
     CHECK(last == "0");
   }
   CHECK(rows == 9);
+}
+
+// At the article's world sizes (2 and 4 ranks), on however many GPUs there
+// are: with fewer GPUs than ranks, the ranks are processes that share them
+// (backends/nccl.cpp), each message on NCCL's network transport.
+TEST_CASE("every article lesson at its own world size prints what the article prints") {
+  for (const auto& article : ringlab::testing::article_outputs()) {
+    CAPTURE(article.lesson);
+    const Run run = run_ringlab("lesson " + std::string(article.lesson) +
+                                " --backend nccl --timeout-ms 60000");
+    INFO(run.output);
+    CHECK(run.status == 0);
+    CHECK(ringlab::lessons::canonicalize(without_nccl_lines(run.output)) == article.canonical);
+  }
 }

@@ -247,7 +247,7 @@ TEST_CASE("support: each inproc, tcp and nccl_rules cell is what running that op
         std::string::npos);
 }
 
-TEST_CASE("support: the nccl column runs where there is a GPU per rank, else says why not") {
+TEST_CASE("support: the nccl column runs where there is a GPU (ranks share it), else says why not") {
   const ProgramRun& run = lesson_run();
   INFO(run.output);
   CHECK(run.status == 0);
@@ -256,8 +256,8 @@ TEST_CASE("support: the nccl column runs where there is a GPU per rank, else say
   CHECK(lesson.at("Device").at(column) == "GPU");
 #ifdef RINGLAB_TEST_NCCL
   const int gpus = ringlab::nccl::visible_gpu_count();
-  const std::string expected = gpus >= kWorld ? "✓" : "not run here";
-  const std::string why = gpus <= 0 ? "CUDA shows none here" : "CUDA shows " + std::to_string(gpus);
+  const std::string expected = gpus >= 1 ? "✓" : "not run here";
+  const std::string why = "CUDA shows none here";
 #else
   const std::string expected = "not run here";
   const std::string why = "not in this build";

@@ -56,7 +56,7 @@ NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, i
   if (device < 0 || device >= devices)
     throw std::invalid_argument(prefix() + "GPU " + std::to_string(device) +
                                 " does not exist; this process sees " + std::to_string(devices) +
-                                " GPUs (one rank per GPU)");
+                                " GPUs");
   DeviceGuard on_device(device, rank);
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), rank,
              "cudaStreamCreateWithFlags");

@@ -98,15 +98,18 @@ void require_gpus_for_ranks(int ranks) {
   std::string why;
   const int gpus = visible_gpu_count(&why);
   if (gpus >= ranks) return;
-  std::string message = "the nccl backend runs one rank per GPU (NCCL refuses two ranks on one "
-                        "device), and " + std::to_string(ranks) + " ranks were asked for, but ";
+  std::string message;
   if (gpus <= 0)
-    message += "this machine shows no GPU: " + why +
-               ". Use --backend inproc (or tcp) here, or run on a machine with a GPU";
+    message = "the nccl backend needs a GPU, and " + std::to_string(ranks) +
+              " ranks were asked for, but this machine shows no GPU: " + why +
+              ". Use --backend inproc or tcp here (nccl_rules for NCCL's rules without a GPU), "
+              "or run on a machine with a GPU";
   else
-    message += "this machine shows only " + std::to_string(gpus) + " GPU" +
-               (gpus == 1 ? "" : "s") + " (CUDA_VISIBLE_DEVICES limits them): ask for at most " +
-               std::to_string(gpus) + " ranks, or use --backend inproc for more";
+    message = "ranks as threads take one GPU each (NCCL refuses two ranks of one host on one "
+              "device), and " + std::to_string(ranks) + " ranks were asked for, but this machine "
+              "shows only " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+              " (CUDA_VISIBLE_DEVICES limits them): ask for at most " + std::to_string(gpus) +
+              " ranks, or run them as processes (--backend nccl does, by itself)";
   throw std::invalid_argument(message);
 }
 

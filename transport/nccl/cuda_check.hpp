@@ -33,10 +33,10 @@ int gpu_count_without_starting_cuda(std::string* why = nullptr);
 // communicator, device memory): its forks cannot use the GPU.
 bool cuda_started_here();
 
-// Throws std::invalid_argument unless at least `ranks` GPUs are visible: NCCL
-// needs one GPU per rank and refuses two ranks on one device, so this is
-// checked before NCCL is called. The message says how many GPUs there are
-// (or why there are none) and what to do.
+// Throws std::invalid_argument unless at least `ranks` GPUs are visible: ranks
+// that are threads of one process need one GPU each (NCCL refuses two ranks of
+// one host on one device), so this is checked before NCCL is called. The
+// message says how many GPUs there are (or why there are none) and what to do.
 void require_gpus_for_ranks(int ranks);
 
 // Makes `device` current for the calling thread while alive (CUDA's current
