@@ -18,15 +18,19 @@
 // ringlab next to this program's folder, so a copied build runs (tools/gpu_pack.sh).
 #define RINGLAB_EXE ringlab::testing::beside_this_program("../tools/ringlab")
 #include "run_program.hpp"
+#include "transport/nccl/cuda_check.hpp"
 
 namespace {
 
 using Run = ringlab::testing::ProgramRun;
 using ringlab::testing::run_ringlab;
 
+constexpr const char* kSharedNote = "ringlab: nccl: ";
+
 // The output less NCCL's own lines: with NCCL_DEBUG set (WARN, INFO) NCCL
 // prints "NCCL version 2.28.9+cuda13.0" and "host:pid:tid [0] NCCL WARN ..."
-// lines into the same output, which are not the lesson's.
+// lines into the same output, which are not the lesson's. Less, too, the one
+// line ringlab prints where ranks share a GPU (checked on its own).
 std::string without_nccl_lines(const std::string& output) {
   std::istringstream in(output);
   std::string kept;
@@ -34,10 +38,17 @@ std::string without_nccl_lines(const std::string& output) {
     const bool nccls = line.find("NCCL version") != std::string::npos ||
                        line.find(" NCCL INFO") != std::string::npos ||
                        line.find(" NCCL WARN") != std::string::npos ||
-                       line.find(" NCCL TRACE") != std::string::npos;
+                       line.find(" NCCL TRACE") != std::string::npos ||
+                       line.rfind(kSharedNote, 0) == 0;
     if (!nccls) kept += line + "\n";
   }
   return kept;
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 std::string lesson_on_one_gpu(const std::string& name) {
@@ -152,5 +163,12 @@ TEST_CASE("every article lesson at its own world size prints what the article pr
     INFO(run.output);
     CHECK(run.status == 0);
     CHECK(ringlab::lessons::canonicalize(without_nccl_lines(run.output)) == article.canonical);
+    // Ranks that share a GPU say so, once.
+    const int world = article.lesson == std::string("pingpong") ||
+                              article.lesson == std::string("pingpong_async")
+                          ? 2
+                          : 4;
+    const int gpus = ringlab::nccl::visible_gpu_count();
+    CHECK(count_of(run.output, kSharedNote) == (gpus < world ? 1u : 0u));
   }
 }
