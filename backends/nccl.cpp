@@ -68,8 +68,8 @@ JoinedRank*& launched_rank() {
 tcp::WorldSpec world_for(ProcessGroupOptions& options,
                          const tcp::EnvironmentLookup& lookup = nullptr) {
   tcp::WorldSpec world = lookup ? tcp::from_environment(lookup) : tcp::from_environment();
-  const bool timeout_set =
-      lookup ? lookup("RINGLAB_TIMEOUT_MS") != nullptr : std::getenv("RINGLAB_TIMEOUT_MS");
+  const bool timeout_set = lookup ? lookup("RINGLAB_TIMEOUT_MS") != nullptr
+                                  : std::getenv("RINGLAB_TIMEOUT_MS") != nullptr;
   if (timeout_set)
     options.timeout = world.timeout;
   else

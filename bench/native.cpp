@@ -7,13 +7,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "backends/nccl_join.hpp"
 #include "backends/rank_processes.hpp"
 #include "primitives/algorithms.hpp"
 #include "transport/nccl/nccl_group.hpp"
 #include "transport/nccl/cuda_check.hpp"
 #include "transport/nccl/nccl_transport.hpp"
 #include "transport/nccl/nccl_world.hpp"
-#include "transport/nccl/store_rendezvous.hpp"
 
 namespace ringlab::bench {
 
@@ -276,20 +276,21 @@ void rank_body(std::shared_ptr<nccl::NcclCommunicator> communicator, const Bench
 namespace {
 
 // One rank whose process joined a job (a launcher's, or ranks forked below):
-// its GPU placed by nccl::connect, which may share it.
+// its GPU placed as the nccl backend places it (backends/nccl_join.hpp), which
+// may share it.
 std::vector<Row> run_joined_rank(const BenchOptions& o, int ranks, Duration timeout,
                                  const tcp::EnvironmentLookup& lookup) {
-  tcp::Rendezvous rendezvous = tcp::from_environment(lookup);
-  if (!lookup("RINGLAB_TIMEOUT_MS")) rendezvous.timeout = timeout;
-  if (rendezvous.world_size != ranks)
-    throw std::invalid_argument("this process is rank " + std::to_string(rendezvous.rank) +
-                                " of a world of " + std::to_string(rendezvous.world_size) +
+  tcp::WorldSpec world = tcp::from_environment(lookup);
+  if (!lookup("RINGLAB_TIMEOUT_MS")) world.timeout = timeout;
+  if (world.world_size != ranks)
+    throw std::invalid_argument("this process is rank " + std::to_string(world.rank) +
+                                " of a world of " + std::to_string(world.world_size) +
                                 " (WORLD_SIZE), but -n asks for " + std::to_string(ranks) +
-                                ": pass -n " + std::to_string(rendezvous.world_size));
-  nccl::NcclProcess process = nccl::connect(rendezvous);
-  if (!process.note.empty() && rendezvous.rank == 0) std::printf("# %s\n", process.note.c_str());
+                                ": pass -n " + std::to_string(world.world_size));
+  backends::NcclRank joined = backends::join_nccl_job(world);
+  if (!joined.note.empty() && world.rank == 0) std::printf("# %s\n", joined.note.c_str());
   std::vector<Row> rows;
-  rank_body(process.communicator, o, rows);
+  rank_body(joined.communicator, o, rows);
   return rows;
 }
 

@@ -6,6 +6,7 @@ if(NOT TARGET ringlab_nccl)
   return()
 endif()
 
+find_package(Boost 1.74 REQUIRED)
 add_library(ringlab_nccl_test_main OBJECT test_nccl_main.cpp)
 target_link_libraries(ringlab_nccl_test_main PUBLIC doctest::doctest ringlab_nccl)
 
@@ -20,11 +21,11 @@ function(ringlab_nccl_test name)
 endfunction()
 
 ringlab_nccl_test(test_nccl_kernels test_nccl_kernels.cpp)
-ringlab_nccl_test(test_nccl_collectives test_nccl_collectives.cpp)
+ringlab_nccl_test(test_nccl_collectives test_nccl_collectives.cpp
+  LIBS ringlab_backends ringlab_tcp Boost::headers)
 ringlab_nccl_test(test_nccl_bandwidth test_nccl_bandwidth.cpp)
 # test_nccl_collectives' checks as 2, 3 and 4 processes on GPU 0.
-find_package(Boost 1.74 REQUIRED)
-ringlab_nccl_test(test_nccl_processes test_nccl_processes.cpp LIBS ringlab_tcp Boost::headers)
+ringlab_nccl_test(test_nccl_processes test_nccl_processes.cpp LIBS ringlab_store Boost::headers)
 add_dependencies(test_nccl_processes test_nccl_collectives)
 set_tests_properties(test_nccl_processes PROPERTIES TIMEOUT 900)
 # The programs these run are found next to them (beside_this_program.hpp), so

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/nccl_join.hpp"
 #include "primitives/algorithms.hpp"
 #include "primitives/process_group.hpp"
 #include "transport/nccl/cuda_check.hpp"
@@ -26,7 +27,6 @@
 #include "transport/nccl/nccl_transport.hpp"
 #include "transport/nccl/nccl_world.hpp"
 #include "transport/nccl/staged_transport.hpp"
-#include "transport/nccl/store_rendezvous.hpp"
 
 using namespace ringlab;
 using nccl::DeviceTensor;
@@ -372,8 +372,8 @@ TEST_CASE("as one process of a job (RANK, WORLD_SIZE, MASTER_PORT set): every ch
     MESSAGE("not started as a rank of a job: test_nccl_processes runs this case");
     return;
   }
-  nccl::NcclProcess process = nccl::connect_from_environment();
-  MESSAGE("rank " << process.communicator->rank() << " of " << process.communicator->size()
-                  << " on GPU " << process.communicator->device());
-  check_everything(process.communicator);
+  ringlab::backends::NcclRank joined = ringlab::backends::join_nccl_job(tcp::from_environment());
+  MESSAGE("rank " << joined.communicator->rank() << " of " << joined.communicator->size()
+                  << " on GPU " << joined.communicator->device());
+  check_everything(joined.communicator);
 }

@@ -16,7 +16,7 @@
 #include "background_process.hpp"
 #include "beside_this_program.hpp"
 #include "run_program.hpp"
-#include "test_tcp_util.hpp"
+#include "store_util.hpp"
 
 using namespace std::chrono_literals;
 using ringlab::testing::BackgroundProcess;
@@ -44,7 +44,7 @@ TEST_CASE("the collectives check across 2, 3 and 4 processes sharing GPU 0") {
   for (int world : {2, 3, 4}) {
     CAPTURE(world);
     TemporaryFolder folder;
-    const int port = ringlab::tcp::testing::free_port();
+    const int port = ringlab::store::testing::free_port();
     std::vector<std::unique_ptr<BackgroundProcess>> ranks;
     for (int rank = 0; rank < world; ++rank)
       ranks.push_back(std::make_unique<BackgroundProcess>(
