@@ -211,6 +211,7 @@ void print_header(const BenchOptions& o, const CollectiveInfo* row, int ranks,
               "root", "impl", "time", "algbw", "busbw", "#wrong");
   std::printf("#%11s %12s %8s %6s %5s %-22s %10s %8s %8s %6s\n", "(B)", "(elements)", "", "", "",
               "", "(us)", "(GB/s)", "(GB/s)", "");
+  std::printf("%s\n", legend(o.op, row, ranks).c_str());
   std::fflush(stdout);
 }
 
@@ -263,7 +264,7 @@ void rank_body(std::shared_ptr<nccl::NcclCommunicator> communicator, const Bench
       std::printf(" %11zu %12zu %8s %6s %5s %-22s %10.1f %8.3f %8.3f %6lld\n", r.bytes, r.count,
                   std::string(dtype_name(o.dtype)).c_str(),
                   row && row->reduces ? std::string(op_name(o.redop)).c_str() : "none",
-                  row && row->rooted ? std::to_string(o.root).c_str() : "-1",
+                  row && row->rooted ? std::to_string(o.root).c_str() : "-",
                   hand ? by_hand.c_str() : "nccl", r.time_us, r.algbw_gbs, r.busbw_gbs,
                   static_cast<long long>(r.wrong));
       std::fflush(stdout);
