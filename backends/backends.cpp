@@ -16,10 +16,14 @@ constexpr Backend kBackends[] = {
     {"inproc", "ranks as threads", run_inproc_world, nullptr},
     {"tcp", "ranks as processes over TCP; starts them itself unless run by ringlab run or torchrun",
      run_tcp_world, init_tcp_process_group, nullptr, run_tcp_process_world},
+    {"nccl_rules",
+     "ranks as threads whose messages keep NCCL's rules (matched in posting order, launched by "
+     "a wait, unbuffered), without a GPU",
+     run_nccl_rules_ranks, nullptr},
 #ifdef RINGLAB_WITH_NCCL
     {"nccl",
-     "one GPU per rank, ranks as threads; the hand-written algorithms with every message sent by "
-     "NCCL through GPU memory",
+     "the hand-written algorithms with every message sent by NCCL through GPU memory; ranks as "
+     "threads, one GPU each, or as processes sharing fewer GPUs",
      run_nccl_ranks, init_nccl_process_group, nccl_cannot_run},
 #endif
 };

@@ -13,6 +13,10 @@ namespace ringlab::backends {
 // inproc.cpp: ranks as threads of this process (transport/inproc.hpp).
 void run_inproc_world(int world, const RankBody& body, const ProcessGroupOptions& group);
 
+// nccl_rules.cpp: ranks as threads under NCCL's point-to-point rules
+// (transport/nccl_rules/nccl_rules.hpp).
+void run_nccl_rules_ranks(int world, const RankBody& body, const ProcessGroupOptions& group);
+
 // tcp.cpp: ranks as processes over TCP (transport/tcp/tcp.hpp).
 void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& group);
 std::vector<std::string> run_tcp_process_world(int world, const AnswerBody& body,
@@ -21,7 +25,7 @@ std::vector<std::string> run_tcp_process_world(int world, const AnswerBody& body
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options);
 
 #ifdef RINGLAB_WITH_NCCL
-// nccl.cpp: one GPU per rank (transport/nccl/).
+// nccl.cpp: GPUs (transport/nccl/): threads with a GPU each, or processes sharing fewer.
 void run_nccl_ranks(int world, const RankBody& body, const ProcessGroupOptions& group);
 std::unique_ptr<ProcessGroup> init_nccl_process_group(ProcessGroupOptions options);
 // "" when CUDA shows at least `world` GPUs, else how many it shows and why.

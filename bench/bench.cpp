@@ -462,8 +462,8 @@ void warm_up(ProcessGroup& pg, Case& c, int batch, Duration at_least) {
   }
 }
 
-// The legend under the header: what algbw, busbw's factor and the root
-// column mean for this op (nccl-tests' definitions).
+}  // namespace
+
 std::string legend(const std::string& op, const CollectiveInfo* collective, int ranks) {
   std::string factor = "1, point to point: the bytes that cross";
   if (collective && collective->bus == BusFactor::TwiceRanksLessOne)
@@ -481,8 +481,6 @@ std::string legend(const std::string& op, const CollectiveInfo* collective, int 
                                                  : "- = this op has none");
   return text;
 }
-
-}  // namespace
 
 std::vector<Row> run(ProcessGroup& pg, const BenchOptions& o, bool print) {
   const CollectiveInfo* collective = benchmark_op(o.op);

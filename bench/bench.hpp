@@ -97,6 +97,11 @@ std::string benchmark_ops_text();
 // anything else, barrier included (it moves no data).
 const CollectiveInfo* benchmark_op(const std::string& op);
 
+// The legend printed under the header: what algbw, busbw's factor and the
+// root column mean for this op at this world size (nccl-tests' definitions).
+// `collective` is benchmark_op(op).
+std::string legend(const std::string& op, const CollectiveInfo* collective, int ranks);
+
 struct Row {
   std::size_t bytes;
   std::size_t count;

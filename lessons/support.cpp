@@ -290,8 +290,9 @@ std::string format_support(std::span<const SupportColumn> columns, int world) {
   text += "  " + padded(kFailed, key) + "  it failed, or a rank held something else (why: below)\n";
   text += "  " + padded(kNotRun, key) + "  this machine or build cannot run it (why: below)\n";
   text += "ringlab writes every collective on send and recv, so a backend that sends and\n";
-  text += "receives runs them all. inproc and tcp move host (CPU) tensors; ringlab's nccl\n";
-  text += "keeps tensors on the host and carries every message through GPU memory.\n";
+  text += "receives runs them all. inproc and tcp move host (CPU) tensors; nccl_rules does\n";
+  text += "too, under NCCL's rules for messages; ringlab's nccl keeps tensors on the host\n";
+  text += "and carries every message through GPU memory.\n";
 
   for (const SupportColumn& column : columns) {
     std::string not_run;  // said once per column: every cell has the same reason
@@ -322,8 +323,9 @@ void support(const RunOptions& options) {
   const int world = world_size_of(find_lesson("support"), options);
   const SupportColumn tcp = check_support("tcp", world, options.group, options.trace);
   const SupportColumn inproc = check_support("inproc", world, options.group);
+  const SupportColumn nccl_rules = check_support("nccl_rules", world, options.group);
   const SupportColumn nccl = check_support("nccl", world, options.group);
-  const std::vector<SupportColumn> columns{inproc, tcp, nccl};
+  const std::vector<SupportColumn> columns{inproc, tcp, nccl_rules, nccl};
   print(
       "Which backend supports which operation: seed 001's table, then ringlab's backends, each "
       "cell run here on " +

@@ -1,6 +1,6 @@
 // Lesson "support": seed 001's table of which torch.distributed backend
 // supports which operation on CPU and GPU (gloo, mpi, nccl, as the article
-// prints it), next to a column per ringlab backend (inproc, tcp, nccl) whose
+// prints it), next to a column per ringlab backend (inproc, tcp, nccl_rules, nccl) whose
 // every cell is the operation run just now on that backend.
 #pragma once
 

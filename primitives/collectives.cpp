@@ -20,46 +20,56 @@ void divide(Comm& comm, Elems result) {
 
 // ---- on laid-out buffers (ProcessGroup and the simulator) -------------------
 
+// Runs the algorithm `name` of collective c's table, then checks that it
+// finished every request it made (primitives/comm.hpp, rule 4).
+template <typename Fn, typename... Args>
+void run_algorithm(Comm& comm, std::span<const Algorithm<Fn>> table, Collective c,
+                   std::string_view name, Args... args) {
+  const Algorithm<Fn>& algorithm = find_algorithm(table, c, name);
+  algorithm.run(comm, args...);
+  comm.check_finished(collective_name(c), algorithm.name);
+}
+
 void run_broadcast(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(broadcast_algorithms(), Collective::Broadcast, algorithm)
-      .run(comm, call.first, call.root);
+  run_algorithm(comm, broadcast_algorithms(), Collective::Broadcast, algorithm,
+                call.first, call.root);
 }
 void run_scatter(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(scatter_algorithms(), Collective::Scatter, algorithm)
-      .run(comm, call.first, call.second, call.root);
+  run_algorithm(comm, scatter_algorithms(), Collective::Scatter, algorithm,
+                call.first, call.second, call.root);
 }
 void run_gather(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(gather_algorithms(), Collective::Gather, algorithm)
-      .run(comm, call.first, call.second, call.root);
+  run_algorithm(comm, gather_algorithms(), Collective::Gather, algorithm,
+                call.first, call.second, call.root);
 }
 void run_reduce(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(reduce_algorithms(), Collective::Reduce, algorithm)
-      .run(comm, call.first, wire_op(call.op), call.root);
+  run_algorithm(comm, reduce_algorithms(), Collective::Reduce, algorithm,
+                call.first, wire_op(call.op), call.root);
   if (call.op == ReduceOp::AVG && comm.rank() == call.root) divide(comm, call.first);
 }
 void run_all_reduce(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(all_reduce_algorithms(), Collective::AllReduce, algorithm)
-      .run(comm, call.first, wire_op(call.op));
+  run_algorithm(comm, all_reduce_algorithms(), Collective::AllReduce, algorithm,
+                call.first, wire_op(call.op));
   if (call.op == ReduceOp::AVG) divide(comm, call.first);
 }
 void run_all_gather(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(all_gather_algorithms(), Collective::AllGather, algorithm)
-      .run(comm, call.first, call.blocks);
+  run_algorithm(comm, all_gather_algorithms(), Collective::AllGather, algorithm,
+                call.first, call.blocks);
 }
 void run_reduce_scatter(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(reduce_scatter_algorithms(), Collective::ReduceScatter, algorithm)
-      .run(comm, call.first, call.blocks, wire_op(call.op));
+  run_algorithm(comm, reduce_scatter_algorithms(), Collective::ReduceScatter, algorithm,
+                call.first, call.blocks, wire_op(call.op));
   if (call.op == ReduceOp::AVG) {
     const Chunk own = call.blocks[static_cast<std::size_t>(comm.rank())];
     divide(comm, call.first.slice(own.offset, own.count));
   }
 }
 void run_all_to_all(Comm& comm, std::string_view algorithm, const CollectiveCall& call) {
-  find_algorithm(all_to_all_algorithms(), Collective::AllToAll, algorithm)
-      .run(comm, call.first, call.blocks, call.second, call.second_blocks);
+  run_algorithm(comm, all_to_all_algorithms(), Collective::AllToAll, algorithm,
+                call.first, call.blocks, call.second, call.second_blocks);
 }
 void run_barrier(Comm& comm, std::string_view algorithm, const CollectiveCall&) {
-  find_algorithm(barrier_algorithms(), Collective::Barrier, algorithm).run(comm);
+  run_algorithm(comm, barrier_algorithms(), Collective::Barrier, algorithm);
 }
 
 // ---- on a ProcessGroup (the benchmark, tests) --------------------------------

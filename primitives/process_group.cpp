@@ -219,6 +219,7 @@ void ProcessGroup::check_same_everywhere(const Signature& mine) {
   Comm comm(*transport_, next_sequence());
   const auto blocks = equal_blocks(kFields, size());
   all_gather_ring(comm, elems_of(table), blocks);
+  comm.check_finished(collective_name(mine.collective), "the argument check's all_gather ring");
 
   auto describe = [&](std::size_t r) {
     const std::int64_t* f = &all[r * kFields];

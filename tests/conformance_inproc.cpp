@@ -8,6 +8,8 @@ namespace ringlab::conformance {
 std::vector<Binding> bindings() {
   Binding inproc;
   inproc.name = "inproc";
+  inproc.max_ranks = 9;
+  inproc.algorithm_worlds = {1, 2, 3, 4, 5, 6, 7, 8, 9};
   inproc.run = [](int size, Duration timeout, const RankBody& body) {
     std::vector<RankOutcome> outcomes(static_cast<std::size_t>(size));
     try {

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -33,6 +34,7 @@ Binding nccl_binding(std::string name) {
   b.buffers_sends = false;
   b.detects_size_mismatch = false;
   b.survives_timeout = false;
+  b.launches_in_order = true;
   b.run = [](int size, Duration timeout, const RankBody& body) {
     std::vector<RankOutcome> outcomes(static_cast<std::size_t>(size));
     const RankBody recorded = record_outcome(outcomes, body);
@@ -53,10 +55,20 @@ Binding nccl_binding(std::string name) {
   return b;
 }
 
+// On the rank's stream, and waited for: a cudaMemcpy would run on the legacy
+// default stream, which the communicator's non-blocking stream does not wait
+// for (and from pageable memory it may return before the bytes have landed).
 void copy_bytes(Transport& t, MutBytes to, ConstBytes from) {
   if (from.empty()) return;
-  nccl::check_cuda(cudaMemcpy(to.data(), from.data(), from.size(), cudaMemcpyDefault), t.rank(),
-                   "cudaMemcpy of " + std::to_string(from.size()) + " test bytes");
+  nccl::NcclCommunicator& comm = dynamic_cast<nccl::NcclTransport&>(t).communicator();
+  nccl::DeviceGuard on_device(comm.device(), t.rank());
+  {
+    std::lock_guard lock(comm.issue_mutex());
+    nccl::check_cuda(cudaMemcpyAsync(to.data(), from.data(), from.size(), cudaMemcpyDefault,
+                                     comm.stream()),
+                     t.rank(), "cudaMemcpyAsync of " + std::to_string(from.size()) + " test bytes");
+  }
+  comm.wait_stream("copying test bytes");
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 #   store                the rendezvous store: server, client, job token proofs
 #   transport            the Transport interface, inproc, the scratch pool
 #     transport/tcp      siblings: the Boost.Asio transport and its rendezvous,
-#     transport/nccl       the GPU transport; neither includes the other
+#     transport/nccl       the GPU transport, and NCCL's point-to-point rules on
+#     transport/nccl_rules CPU threads; none includes another
 #   primitives           collective algorithms, ProcessGroup
 #   launcher simulator   siblings: neither includes the other
 #   backends             the backend table, init_process_group(name)
@@ -66,7 +67,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
     if (unit == "ops") return 0
     if (unit == "store") return 5
     if (unit == "transport") return 10
-    if (unit == "transport/tcp" || unit == "transport/nccl") return 11
+    if (unit == "transport/tcp" || unit == "transport/nccl" || unit == "transport/nccl_rules") return 11
     if (unit == "primitives") return 20
     if (unit == "launcher" || unit == "simulator") return 30
     if (unit == "backends") return 40
@@ -81,7 +82,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
   }
   # The unit of a path inside the tree: its top folder, or transport/tcp, transport/nccl.
   function unit_of(path) {
-    if (path ~ /^transport\/(tcp|nccl)(\/|$)/) { split(path, p, "/"); return p[1] "/" p[2] }
+    if (path ~ /^transport\/(tcp|nccl|nccl_rules)(\/|$)/) { split(path, p, "/"); return p[1] "/" p[2] }
     sub(/\/.*/, "", path)
     return path
   }

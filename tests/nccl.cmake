@@ -6,6 +6,7 @@ if(NOT TARGET ringlab_nccl)
   return()
 endif()
 
+find_package(Boost 1.74 REQUIRED)
 add_library(ringlab_nccl_test_main OBJECT test_nccl_main.cpp)
 target_link_libraries(ringlab_nccl_test_main PUBLIC doctest::doctest ringlab_nccl)
 
@@ -20,12 +21,17 @@ function(ringlab_nccl_test name)
 endfunction()
 
 ringlab_nccl_test(test_nccl_kernels test_nccl_kernels.cpp)
-ringlab_nccl_test(test_nccl_collectives test_nccl_collectives.cpp)
+ringlab_nccl_test(test_nccl_collectives test_nccl_collectives.cpp
+  LIBS ringlab_backends ringlab_tcp Boost::headers)
 ringlab_nccl_test(test_nccl_bandwidth test_nccl_bandwidth.cpp)
+# test_nccl_collectives' checks as 2, 3 and 4 processes on GPU 0.
+ringlab_nccl_test(test_nccl_processes test_nccl_processes.cpp LIBS ringlab_store Boost::headers)
+add_dependencies(test_nccl_processes test_nccl_collectives)
+set_tests_properties(test_nccl_processes PROPERTIES TIMEOUT 900)
+# The programs these run are found next to them (beside_this_program.hpp), so
+# that tools/gpu_pack.sh can copy the build to a GPU machine.
 ringlab_nccl_test(test_nccl_lessons test_nccl_lessons.cpp LIBS ringlab_lessons)
-target_compile_definitions(test_nccl_lessons PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_nccl_lessons ringlab)
 
 ringlab_test(test_nccl_errors test_nccl_errors.cpp LIBS ringlab_nccl ringlab_primitives)
-target_compile_definitions(test_nccl_errors PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
 add_dependencies(test_nccl_errors ringlab)

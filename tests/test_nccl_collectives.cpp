@@ -1,6 +1,8 @@
 // Every primitive through NCCL's own collectives (NcclGroup) and through the
 // hand-written algorithms on GPU memory (NcclTransport), at world size 1 on
-// GPU 0; with two or more GPUs, also across them (ranks as threads).
+// GPU 0; with two or more GPUs, also across them (ranks as threads); and,
+// started as the ranks of a job (test_nccl_processes.cpp does that with 2, 3
+// and 4 processes on one GPU), across processes.
 //
 // Expected values are closed forms: at world size 1 every collective is the
 // identity on its data (a reduction over one rank is that rank's data; a
@@ -12,9 +14,12 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "backends/nccl_join.hpp"
 #include "primitives/algorithms.hpp"
 #include "primitives/process_group.hpp"
 #include "transport/nccl/cuda_check.hpp"
@@ -317,27 +322,58 @@ TEST_CASE("ProcessGroup over the staged NCCL transport (what --backend nccl runs
   pg.barrier();
 }
 
+namespace {
+// Every check on one rank of a world: NCCL's collectives, the hand-written
+// algorithms on GPU memory, and what --backend nccl runs (ProcessGroup on
+// host tensors, staged through the GPU).
+void check_everything(const std::shared_ptr<NcclCommunicator>& communicator) {
+  const int world = communicator->size();
+  {
+    nccl::NcclGroup group(communicator);
+    check_native(group);
+  }
+  {
+    nccl::NcclTransport transport(communicator);
+    check_hand_written(transport);
+  }
+  ProcessGroup pg(std::make_shared<nccl::HostStagedNcclTransport>(communicator));
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20}) {
+    CAPTURE(n);
+    for (const std::string& algorithm : algorithm_names(Collective::AllReduce)) {
+      CAPTURE(algorithm);
+      pg.set_algorithm(Collective::AllReduce, algorithm);
+      Tensor t = input_of(pg.rank(), n);
+      pg.all_reduce(t);
+      CHECK(t.same_values(sum_over_ranks(world, n)));
+    }
+    std::vector<Tensor> gathered;
+    for (int q = 0; q < world; ++q) gathered.push_back(Tensor(DType::Float32, {static_cast<std::int64_t>(n)}));
+    pg.all_gather(gathered, input_of(pg.rank(), n));
+    for (int q = 0; q < world; ++q)
+      CHECK(gathered[static_cast<std::size_t>(q)].same_values(input_of(q, n)));
+  }
+  pg.barrier();
+}
+}  // namespace
+
 TEST_CASE("across every visible GPU (ranks as threads), when there are two or more") {
   const int gpus = nccl::visible_gpu_count();
   if (gpus < 2) {
     MESSAGE("only " << gpus << " GPU visible: the multi-GPU case is not run");
     return;
   }
-  const int world = std::min(gpus, 8);
-  nccl::run_nccl_world(
-      world,
-      [&](std::shared_ptr<NcclCommunicator> communicator) {
-        {
-          nccl::NcclGroup group(communicator);
-          check_native(group);
-        }
-        nccl::NcclTransport transport(communicator);
-        check_hand_written(transport);
-        // What --backend nccl runs: ProcessGroup on host tensors, staged.
-        ProcessGroup pg(std::make_shared<nccl::HostStagedNcclTransport>(communicator));
-        Tensor t = input_of(pg.rank(), 1000);
-        pg.all_reduce(t);
-        CHECK(t.same_values(sum_over_ranks(world, 1000)));
-      },
-      kTimeout);
+  nccl::run_nccl_world(std::min(gpus, 8), check_everything, kTimeout);
+}
+
+// test_nccl_processes starts this case as 2, 3 and 4 processes sharing GPU 0,
+// each its own NCCL host (NCCL_HOSTID), as a job would start its ranks.
+TEST_CASE("as one process of a job (RANK, WORLD_SIZE, MASTER_PORT set): every check") {
+  if (!std::getenv("RANK")) {
+    MESSAGE("not started as a rank of a job: test_nccl_processes runs this case");
+    return;
+  }
+  ringlab::backends::NcclRank joined = ringlab::backends::join_nccl_job(tcp::from_environment());
+  MESSAGE("rank " << joined.communicator->rank() << " of " << joined.communicator->size()
+                  << " on GPU " << joined.communicator->device());
+  check_everything(joined.communicator);
 }

@@ -60,53 +60,40 @@ RankBody record_outcome(std::vector<RankOutcome>& outcomes, const RankBody& body
   };
 }
 
+Buffer Memory::holding(const std::vector<int>& values) {
+  Buffer buffer = t_.allocate(values.size() * sizeof(int));
+  const auto bytes = std::as_bytes(std::span(values));
+  if (binding_.to_transport)
+    binding_.to_transport(t_, buffer.span(), bytes);
+  else if (!bytes.empty())
+    std::memcpy(buffer.span().data(), bytes.data(), bytes.size());
+  return buffer;
+}
+
+std::vector<int> Memory::read(const Buffer& buffer) {
+  std::vector<int> values(buffer.size / sizeof(int));
+  const auto bytes = std::as_writable_bytes(std::span(values));
+  if (binding_.to_host)
+    binding_.to_host(t_, bytes, buffer.span());
+  else if (!bytes.empty())
+    std::memcpy(bytes.data(), buffer.span().data(), bytes.size());
+  return values;
+}
+
+void Memory::send(int dst, Tag tag, const std::vector<int>& values) {
+  const Buffer buffer = holding(values);
+  t_.send(dst, tag, buffer.span());
+}
+
+std::vector<int> Memory::recv(int src, Tag tag, std::size_t n) {
+  const Buffer buffer = blank(n);
+  t_.recv(src, tag, buffer.span());
+  return read(buffer);
+}
+
 }  // namespace ringlab::conformance
 
 namespace {
-
-// Test values in the transport's memory: a vector<int> on the host, a Buffer
-// from Transport::allocate on the transport's side.
-class Memory {
- public:
-  Memory(const Binding& binding, Transport& t) : binding_(binding), t_(t) {}
-
-  Buffer holding(const std::vector<int>& values) {
-    Buffer buffer = t_.allocate(values.size() * sizeof(int));
-    const auto bytes = std::as_bytes(std::span(values));
-    if (binding_.to_transport)
-      binding_.to_transport(t_, buffer.span(), bytes);
-    else if (!bytes.empty())
-      std::memcpy(buffer.span().data(), bytes.data(), bytes.size());
-    return buffer;
-  }
-  // n ints, each -1.
-  Buffer blank(std::size_t n) { return holding(std::vector<int>(n, -1)); }
-
-  std::vector<int> read(const Buffer& buffer) {
-    std::vector<int> values(buffer.size / sizeof(int));
-    const auto bytes = std::as_writable_bytes(std::span(values));
-    if (binding_.to_host)
-      binding_.to_host(t_, bytes, buffer.span());
-    else if (!bytes.empty())
-      std::memcpy(bytes.data(), buffer.span().data(), bytes.size());
-    return values;
-  }
-
-  // Blocking send of values; blocking receive of n ints.
-  void send(int dst, Tag tag, const std::vector<int>& values) {
-    const Buffer buffer = holding(values);
-    t_.send(dst, tag, buffer.span());
-  }
-  std::vector<int> recv(int src, Tag tag, std::size_t n) {
-    const Buffer buffer = blank(n);
-    t_.recv(src, tag, buffer.span());
-    return read(buffer);
-  }
-
- private:
-  const Binding& binding_;
-  Transport& t_;
-};
 
 // Values that name their message: sender, tag, and which of that sender's
 // messages on that tag it is.
@@ -305,16 +292,22 @@ TEST_CASE(
         if (receive_first) {
           request = t.irecv(0, 3, two.span());
           memory.send(0, 4, {});
-        } else {
+        } else if (b.matches_tags) {
           memory.recv(0, 99, 0);  // sent after tag 3: the message is here
+          request = t.irecv(0, 3, two.span());
+        } else {
+          // Messages meet receives in posting order: rank 0's first message
+          // is tag 3's, already on its way when the receive is posted.
+          std::this_thread::sleep_for(50ms);
           request = t.irecv(0, 3, two.span());
         }
         CHECK_THROWS_WITH_AS(request->wait(t.timeout()),
-                             "rank 1 expected 8 bytes from rank 0 (tag 3) but the message has 12 "
-                             "bytes: the ranks passed tensors of different sizes or dtypes",
+                             doctest::Contains("rank 1 expected 8 bytes from rank 0 (tag 3) but the "
+                                               "message has 12 bytes: the ranks passed tensors of "
+                                               "different sizes or dtypes"),
                              CommError);
         CHECK(memory.recv(0, 3, 2) == message(0, 3, 1, 2));
-        if (receive_first) memory.recv(0, 99, 0);
+        if (receive_first || !b.matches_tags) memory.recv(0, 99, 0);
         memory.send(0, 5, {});
       });
       check_all_finished(outcomes);  // the sender saw no error
@@ -329,7 +322,12 @@ TEST_CASE(
     const auto outcomes = b.run(2, 200ms, [&b](Transport& t) {
       Memory memory(b, t);
       if (t.rank() == 0) {
-        if (!b.survives_timeout) return;
+        if (!b.survives_timeout) {
+          // Still there, and not waiting, when rank 1 times out: leaving (or
+          // waiting) would be reported as a deadlock at once instead.
+          if (b.detects_deadlock) std::this_thread::sleep_for(1s);
+          return;
+        }
         // Stays (longer than rank 1's timeout) until rank 1 has timed out.
         const Buffer go = memory.blank(0);
         t.irecv(1, 1, go.span())->wait(10s);
@@ -430,13 +428,74 @@ TEST_CASE("test() turns true once a request completes, and wait() then returns a
       }
       const Buffer got = memory.blank(3);
       auto recv = t.irecv(0, 2, got.span());
-      CHECK_FALSE(recv->test());  // rank 0 sends only after the next line
-      memory.send(0, 1, {});
-      CHECK(poll(*recv));
+      if (b.launches_in_order) {
+        // Launched with the receive: launched after it, the go would wait for
+        // it, and so for rank 0, which sends only once the go has come.
+        const Buffer go = memory.blank(0);
+        auto go_send = t.isend(0, 1, go.span());
+        CHECK_FALSE(recv->test());
+        CHECK(poll(*recv));
+        go_send->wait(t.timeout());
+      } else {
+        CHECK_FALSE(recv->test());  // rank 0 sends only after the next line
+        memory.send(0, 1, {});
+        CHECK(poll(*recv));
+      }
       recv->wait(0ms);
       CHECK(memory.read(got) == message(0, 2, 0));
     });
     check_all_finished(outcomes);
+  });
+}
+
+TEST_CASE(
+    "where every rank waits and none can go on, each wait fails at once saying what every "
+    "rank waits for") {
+  for_each_binding(2, [](const Binding& b) {
+    if (!b.detects_deadlock) {
+      MESSAGE(b.name << ": skipped, a deadlock there is a timeout (checked above)");
+      return;
+    }
+    // Both send first, and a send moves only once its receive runs.
+    auto start = Clock::now();
+    auto outcomes = b.run(2, 20s, [&b](Transport& t) {
+      Memory memory(b, t);
+      memory.send(1 - t.rank(), 1, message(t.rank(), 1, 0));
+      memory.recv(1 - t.rank(), 1, 3);
+    });
+    CHECK(Clock::now() - start < 5s);
+    for (const RankOutcome& o : outcomes) {
+      INFO(std::string(kind_name(o.kind)) << " " << o.what);
+      CHECK(((o.kind == Kind::CommFailure && o.what.find("deadlock") != std::string::npos) ||
+             o.kind == Kind::PeerFailure));
+    }
+    const std::string& report = outcomes[0].kind == Kind::CommFailure ? outcomes[0].what
+                                                                      : outcomes[1].what;
+    CHECK(report.find("rank 0 waits for its send to rank 1 (tag 1)") != std::string::npos);
+    CHECK(report.find("rank 1 waits for its send to rank 0 (tag 1)") != std::string::npos);
+    if (!b.launches_in_order) return;
+    // Rank 0 launches a receive alone, then a send: the send runs only
+    // after the receive, which rank 1 sends only after receiving.
+    start = Clock::now();
+    outcomes = b.run(2, 20s, [&b](Transport& t) {
+      Memory memory(b, t);
+      if (t.rank() == 0) {
+        const Buffer early = memory.blank(3);
+        auto recv = t.irecv(1, 2, early.span());
+        CHECK_FALSE(recv->test());
+        memory.send(1, 1, message(0, 1, 0));
+        recv->wait(t.timeout());
+      } else {
+        memory.recv(0, 1, 3);  // throws: the deadlock
+        memory.send(0, 2, message(1, 2, 0));
+      }
+    });
+    CHECK(Clock::now() - start < 5s);
+    const std::string& order = outcomes[1].what;
+    INFO(order);
+    CHECK(order.find("deadlock") != std::string::npos);
+    CHECK(order.find("rank 1 waits for its receive from rank 0 (tag 1)") != std::string::npos);
+    CHECK(order.find("in a later group than one it is still waiting on") != std::string::npos);
   });
 }
 

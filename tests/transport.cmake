@@ -3,9 +3,10 @@
 # each the suite plus that transport's binding (conformance_<name>.cpp), so
 # ctest -j runs them side by side. A new transport adds a binding and a line
 # here.
-add_library(ringlab_transport_conformance OBJECT test_transport_conformance.cpp)
+add_library(ringlab_transport_conformance OBJECT test_transport_conformance.cpp
+            conformance_algorithms.cpp)
 target_link_libraries(ringlab_transport_conformance
-  PUBLIC doctest::doctest ringlab_transport_api PRIVATE ringlab_warnings)
+  PUBLIC doctest::doctest ringlab_transport_api ringlab_primitives PRIVATE ringlab_warnings)
 
 # ringlab_conformance_test(TRANSPORT BINDING_SOURCE [LIBS libs...] [MAIN object]):
 # test_transport_<TRANSPORT>, with doctest's main unless MAIN names another.
@@ -19,13 +20,14 @@ function(ringlab_conformance_test transport binding)
                  $<TARGET_OBJECTS:${ARG_MAIN}>)
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(${name} PRIVATE doctest::doctest ringlab_warnings
-                        ringlab_transport_api ${ARG_LIBS})
+                        ringlab_transport_api ringlab_primitives ${ARG_LIBS})
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
 endfunction()
 
 ringlab_conformance_test(inproc conformance_inproc.cpp LIBS ringlab_inproc)
 ringlab_conformance_test(fibers conformance_fibers.cpp LIBS ringlab_sim)
+ringlab_conformance_test(nccl_rules conformance_nccl_rules.cpp LIBS ringlab_nccl_rules)
 find_package(Boost 1.74 REQUIRED)
 ringlab_conformance_test(tcp conformance_tcp.cpp
   LIBS ringlab_tcp ringlab_primitives Boost::headers)

@@ -45,8 +45,18 @@ struct Binding {
   bool buffers_sends = true;          // false: a send may wait until its receive is posted
   bool detects_size_mismatch = true;  // false: a receive of the wrong size goes unnoticed
   bool survives_timeout = true;       // false: a wait that times out ends the world
+  // true: a rank's operations run only once a wait or test launches them, and
+  // its launched groups finish in launch order (NCCL's one CUDA stream per
+  // rank), so a rank that waits on a receive can send nothing until it comes.
+  bool launches_in_order = false;
+  // true: a world where every remaining rank waits and none can go on fails
+  // at once with a CommError saying so, instead of timing out.
+  bool detects_deadlock = false;
   // false: time is virtual (the fiber world), so a timeout takes no real time.
   bool real_time = true;
+  // The world sizes at which every algorithm of every collective runs
+  // (conformance_algorithms.cpp), each at 0, 1, 997 and 1 M elements.
+  std::vector<int> algorithm_worlds{1, 2, 3, 4};
 };
 
 // Every binding of this test program.
@@ -55,5 +65,25 @@ std::vector<Binding> bindings();
 // Wraps body so that outcomes[rank] records how it ended; an exception is
 // rethrown, so the world sees the rank fail as it would in a real job.
 RankBody record_outcome(std::vector<RankOutcome>& outcomes, const RankBody& body);
+
+// Test values in the transport's memory: a vector<int> on the host, a Buffer
+// from Transport::allocate on the transport's side.
+class Memory {
+ public:
+  Memory(const Binding& binding, Transport& t) : binding_(binding), t_(t) {}
+
+  Buffer holding(const std::vector<int>& values);
+  // n ints, each -1.
+  Buffer blank(std::size_t n) { return holding(std::vector<int>(n, -1)); }
+  std::vector<int> read(const Buffer& buffer);
+
+  // Blocking send of values; blocking receive of n ints.
+  void send(int dst, Tag tag, const std::vector<int>& values);
+  std::vector<int> recv(int src, Tag tag, std::size_t n);
+
+ private:
+  const Binding& binding_;
+  Transport& t_;
+};
 
 }  // namespace ringlab::conformance

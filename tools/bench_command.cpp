@@ -9,6 +9,9 @@
 
 #include "backends/backends.hpp"
 #include "bench/bench.hpp"
+#ifdef RINGLAB_BENCH_NATIVE
+#include "bench/native.hpp"
+#endif
 #include "tools/commands.hpp"
 
 namespace ringlab::cli {
@@ -23,6 +26,7 @@ struct BenchCommand {
   std::string redop = "sum";
   int timeout_ms = 60000;
   std::optional<backends::TraceSession> trace;  // --trace FILE
+  bool native = false;
 };
 
 // What the ranks would each find wrong after printing the header, found
@@ -93,6 +97,19 @@ bench::RankPlacement placement(const std::string& backend, int ranks) {
   return {ranks, 1, is_rank ? 1 : ranks};
 }
 
+// --native: NcclGroup's rows next to NcclTransport's (bench/native.hpp).
+void run_native(const BenchCommand& cmd) {
+  if (cmd.backend != "nccl")
+    throw std::invalid_argument("--native compares NCCL's own collective with the hand-written "
+                                "one on GPU memory: it needs --backend nccl, not " + cmd.backend);
+#ifdef RINGLAB_BENCH_NATIVE
+  bench::run_native(cmd.options, cmd.ranks, Duration(cmd.timeout_ms));
+#else
+  throw std::invalid_argument("--native needs the NCCL backend, which this build does not have "
+                              "(docs/gpu.md says how to build it)");
+#endif
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -114,6 +131,9 @@ void add_bench_command(CLI::App& app) {
       ->check(whole_number(1, kMaxInt, "a number of timed runs"));
   sub->add_option("--timeout-ms", cmd->timeout_ms, "limit of every wait")
       ->check(whole_number(1, kMaxInt, "a number of milliseconds"));
+  sub->add_flag("--native", cmd->native,
+                "with --backend nccl: NCCL's own collective next to the hand-written algorithm, "
+                "both on GPU memory, a row each per size");
   add_trace_option(*sub, cmd->trace);
   sub->callback([cmd, sub] {
     auto& o = cmd->options;
@@ -122,8 +142,12 @@ void add_bench_command(CLI::App& app) {
     o.redop = parse_op(cmd->redop);
     const CollectiveInfo* row = bench::benchmark_op(o.op);  // rejects unknown ops
     bench::check_sizes(o);
-    bench::check_memory(o, placement(cmd->backend, cmd->ranks), bench::read_memory_limits());
     check_before_start(*cmd, row, sub->count("--root") > 0, sub->count("--redop") > 0);
+    if (cmd->native) {
+      run_native(*cmd);
+      return;
+    }
+    bench::check_memory(o, placement(cmd->backend, cmd->ranks), bench::read_memory_limits());
     ProcessGroupOptions group;
     group.timeout = Duration(cmd->timeout_ms);
     group.check_arguments = false;  // time the collective, not the argument exchange

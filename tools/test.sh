@@ -42,11 +42,11 @@ if ((sanitize)); then
   # this build small.
   targets=(test_store test_store_limits store_host test_tcp test_job_token test_launch
            test_launch_blame test_launch_rendezvous test_transport_inproc test_transport_tcp
-           own_ranks test_own_ranks)
+           own_ranks test_own_ranks test_transport_nccl_rules)
   tests='^(test_store_(client|protocol|limits)|test_job_token'
   tests+='|test_tcp_(framing|environment|transport|collectives|faults|rendezvous|engine|blame)'
   tests+='|test_launch|test_launch_blame|test_launch_rendezvous|test_transport_inproc'
-  tests+='|test_transport_tcp|test_own_ranks)$'
+  tests+='|test_transport_tcp|test_own_ranks|test_transport_nccl_rules)$'
   cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGLAB_SANITIZE=ON \
     >/dev/null
   cmake --build build-sanitize -j"$(nproc)" --target "${targets[@]}"
@@ -69,8 +69,10 @@ if ((tsan)); then
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="-fsanitize=thread -Wno-tsan" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
     >/dev/null
-  cmake --build build-tsan -j"$(nproc)" --target test_inproc test_transport_inproc test_transport_tcp
+  cmake --build build-tsan -j"$(nproc)" --target test_inproc test_transport_inproc test_transport_tcp \
+    test_transport_nccl_rules
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 \
-    ctest -R '^(test_inproc|test_transport_inproc|test_transport_tcp)$' --output-on-failure \
+    ctest -R '^(test_inproc|test_transport_inproc|test_transport_tcp|test_transport_nccl_rules)$' \
+    --output-on-failure \
     -j"$(nproc)" --timeout 900)
 fi

@@ -1,5 +1,6 @@
 #include "transport/nccl/communicator.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -27,6 +28,23 @@ ncclUniqueId make_unique_id() {
   return id;
 }
 
+namespace {
+// Scratch and staging memory comes from the device's default memory pool
+// (cudaMallocAsync) and goes back to it stream-ordered (cudaFreeAsync). By
+// default the pool hands freed memory back to the driver at every
+// synchronization, so the next collective would allocate it again: keep it.
+void keep_freed_memory(int device) {
+  cudaMemPool_t pool = nullptr;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) != cudaSuccess) {
+    cudaGetLastError();
+    return;  // no pool support: allocations still work, only slower
+  }
+  std::uint64_t keep = UINT64_MAX;
+  if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess)
+    cudaGetLastError();
+}
+}  // namespace
+
 NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, int device,
                                    Duration timeout)
     : rank_(rank), size_(size), device_(device), timeout_(timeout) {
@@ -38,16 +56,23 @@ NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, i
   if (device < 0 || device >= devices)
     throw std::invalid_argument(prefix() + "GPU " + std::to_string(device) +
                                 " does not exist; this process sees " + std::to_string(devices) +
-                                " GPUs (one rank per GPU)");
+                                " GPUs");
   DeviceGuard on_device(device, rank);
   check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), rank,
              "cudaStreamCreateWithFlags");
+  if (const cudaError_t made = cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking);
+      made != cudaSuccess) {
+    cudaStreamDestroy(stream_);
+    check_cuda(made, rank, "cudaStreamCreateWithFlags (copy stream)");
+  }
+  keep_freed_memory(device);
 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // every call returns at once; we poll with a timeout
   const ncclResult_t started = ncclCommInitRankConfig(&comm_, size, id, rank, &config);
   if (started != ncclSuccess && started != ncclInProgress) {
     cudaStreamDestroy(stream_);
+    cudaStreamDestroy(copy_stream_);
     check_nccl(started, rank, "ncclCommInitRankConfig (world of " + std::to_string(size) +
                                   ", GPU " + std::to_string(device) + ")");
   }
@@ -56,6 +81,7 @@ NcclCommunicator::NcclCommunicator(const ncclUniqueId& id, int rank, int size, i
                 " ranks (ncclCommInitRankConfig); did every rank start, with the same id?");
   } catch (...) {
     cudaStreamDestroy(stream_);
+    cudaStreamDestroy(copy_stream_);
     throw;
   }
 }
@@ -76,6 +102,7 @@ NcclCommunicator::~NcclCommunicator() {
     }
   }
   if (stream_) cudaStreamDestroy(stream_);
+  if (copy_stream_) cudaStreamDestroy(copy_stream_);
   if (previous >= 0) cudaSetDevice(previous);
 }
 

@@ -42,8 +42,14 @@ class NcclCommunicator {
   int size() const { return size_; }
   int device() const { return device_; }
   ncclComm_t get() const { return comm_; }
-  // Everything of this rank runs on this one stream, in issue order.
+  // This rank's NCCL calls, kernels and device-to-device copies run on this
+  // one stream, in issue order (non-blocking: it neither waits for nor holds
+  // back the legacy default stream). device_memory.hpp states the rule.
   cudaStream_t stream() const { return stream_; }
+  // Copies between host and staging memory (staged_transport.hpp) run on
+  // this second non-blocking stream, so that they never wait behind a group
+  // of stream() that waits for a peer; stream() waits for them by event.
+  cudaStream_t copy_stream() const { return copy_stream_; }
   Duration timeout() const { return timeout_; }
   void set_timeout(Duration timeout) { timeout_ = timeout; }
 
@@ -81,6 +87,7 @@ class NcclCommunicator {
   Duration timeout_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t copy_stream_ = nullptr;
   std::recursive_mutex issue_mutex_;
   std::atomic<bool> aborted_{false};
   std::string abort_reason_;

@@ -1,5 +1,14 @@
 #include "transport/nccl/cuda_check.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace ringlab::nccl {
@@ -24,7 +33,14 @@ void check_nccl(ncclResult_t status, int rank, const std::string& what) {
   throw CommError(message);
 }
 
+namespace {
+std::atomic<bool> cuda_started{false};
+}  // namespace
+
+bool cuda_started_here() { return cuda_started; }
+
 int visible_gpu_count(std::string* why) {
+  cuda_started = true;
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
@@ -36,24 +52,69 @@ int visible_gpu_count(std::string* why) {
   return count;
 }
 
+int gpu_count_without_starting_cuda(std::string* why) {
+  if (cuda_started) return visible_gpu_count(why);
+  int channel[2];
+  if (::pipe2(channel, O_CLOEXEC) != 0) return visible_gpu_count(why);
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(channel[0]);
+    ::close(channel[1]);
+    return visible_gpu_count(why);
+  }
+  if (child == 0) {
+    ::close(channel[0]);
+    std::string reason;
+    const int count = visible_gpu_count(&reason);
+    const std::string answer = std::to_string(count) + "\n" + reason;
+    [[maybe_unused]] const ssize_t written = ::write(channel[1], answer.data(), answer.size());
+    ::_exit(0);
+  }
+  ::close(channel[1]);
+  std::string answer;
+  char chunk[512];
+  pollfd readable{channel[0], POLLIN, 0};
+  // A driver that does not answer within 30 s counts as no GPU.
+  while (::poll(&readable, 1, 30000) > 0) {
+    const ssize_t n = ::read(channel[0], chunk, sizeof chunk);
+    if (n <= 0) break;
+    answer.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(channel[0]);
+  ::kill(child, SIGKILL);  // gone already, unless it hung
+  ::waitpid(child, nullptr, 0);
+  const std::size_t newline = answer.find('\n');
+  if (newline == std::string::npos) {
+    if (why) *why = "counting the GPUs in a child process gave no answer";
+    return -1;
+  }
+  if (why) *why = answer.substr(newline + 1);
+  return std::atoi(answer.substr(0, newline).c_str());
+}
+
 void require_gpus_for_ranks(int ranks) {
   if (ranks <= 0) return;  // nothing to place
   std::string why;
   const int gpus = visible_gpu_count(&why);
   if (gpus >= ranks) return;
-  std::string message = "the nccl backend runs one rank per GPU (NCCL refuses two ranks on one "
-                        "device), and " + std::to_string(ranks) + " ranks were asked for, but ";
+  std::string message;
   if (gpus <= 0)
-    message += "this machine shows no GPU: " + why +
-               ". Use --backend inproc (or tcp) here, or run on a machine with a GPU";
+    message = "the nccl backend needs a GPU, and " + std::to_string(ranks) +
+              " ranks were asked for, but this machine shows no GPU: " + why +
+              ". Use --backend inproc or tcp here (nccl_rules for NCCL's rules without a GPU), "
+              "or run on a machine with a GPU";
   else
-    message += "this machine shows only " + std::to_string(gpus) + " GPU" +
-               (gpus == 1 ? "" : "s") + " (CUDA_VISIBLE_DEVICES limits them): ask for at most " +
-               std::to_string(gpus) + " ranks, or use --backend inproc for more";
+    message = "ranks as threads take one GPU each (NCCL refuses two ranks of one host on one "
+              "device), and " + std::to_string(ranks) + " ranks were asked for, but this machine "
+              "shows only " + std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") +
+              " (CUDA_VISIBLE_DEVICES limits them): ask for at most " + std::to_string(gpus) +
+              " ranks, or run them as processes (--backend nccl does, by itself)";
   throw std::invalid_argument(message);
 }
 
 DeviceGuard::DeviceGuard(int device, int rank) {
+  cuda_started = true;
   check_cuda(cudaGetDevice(&previous_), rank, "cudaGetDevice");
   if (previous_ != device)
     check_cuda(cudaSetDevice(device), rank, "cudaSetDevice(" + std::to_string(device) + ")");

@@ -21,13 +21,22 @@ void check_cuda(cudaError_t status, int rank, const std::string& what);
 void check_nccl(ncclResult_t status, int rank, const std::string& what);
 
 // The number of GPUs CUDA shows this process, or -1 with `why` set to CUDA's
-// reason (no driver, no device). Never throws.
+// reason (no driver, no device). Never throws. It starts CUDA in this process.
 int visible_gpu_count(std::string* why = nullptr);
 
-// Throws std::invalid_argument unless at least `ranks` GPUs are visible: NCCL
-// needs one GPU per rank and refuses two ranks on one device, so this is
-// checked before NCCL is called. The message says how many GPUs there are
-// (or why there are none) and what to do.
+// The same count, made by a short-lived child process, so that this process
+// does not start CUDA: CUDA does not survive a fork, and a process that
+// forks its ranks must not have started it. Where this process has started
+// CUDA already, it counts here instead. -1 with `why` on failure.
+int gpu_count_without_starting_cuda(std::string* why = nullptr);
+// Whether this process has started CUDA through ringlab (a count, a
+// communicator, device memory): its forks cannot use the GPU.
+bool cuda_started_here();
+
+// Throws std::invalid_argument unless at least `ranks` GPUs are visible: ranks
+// that are threads of one process need one GPU each (NCCL refuses two ranks of
+// one host on one device), so this is checked before NCCL is called. The
+// message says how many GPUs there are (or why there are none) and what to do.
 void require_gpus_for_ranks(int ranks);
 
 // Makes `device` current for the calling thread while alive (CUDA's current

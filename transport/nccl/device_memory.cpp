@@ -37,9 +37,24 @@ void DeviceBuffer::Free::operator()(std::byte* p) const {
 DeviceBuffer::DeviceBuffer(std::size_t bytes, int device)
     : storage_(allocate_on(bytes, device)), size_(bytes), device_(device) {}
 
-Buffer DeviceBuffer::make_transport_buffer(std::size_t bytes, int device) {
-  std::byte* p = allocate_on(bytes, device);
-  return Buffer{std::shared_ptr<std::byte[]>(p, [](std::byte* q) { Free{}(q); }), bytes};
+Buffer DeviceBuffer::make_stream_buffer(std::size_t bytes, int device, cudaStream_t stream,
+                                        std::shared_ptr<const void> owner) {
+  if (bytes == 0) return Buffer{nullptr, 0};
+  DeviceGuard on_device(device, -1);
+  void* p = nullptr;
+  check_cuda(cudaMallocAsync(&p, bytes, stream), -1,
+             "cudaMallocAsync of " + std::to_string(bytes) + " bytes on GPU " +
+                 std::to_string(device));
+  auto release = [device, stream, owner = std::move(owner)](std::byte* q) {
+    // Nothing to report from a destructor; the next CUDA call reports errors.
+    int previous = -1;
+    cudaGetDevice(&previous);
+    if (previous != device) cudaSetDevice(device);
+    cudaFreeAsync(q, stream);
+    if (previous >= 0 && previous != device) cudaSetDevice(previous);
+  };
+  return Buffer{std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), std::move(release)),
+                bytes};
 }
 
 DeviceTensor::DeviceTensor(DType dtype, std::vector<std::int64_t> shape, int device)
@@ -49,8 +64,11 @@ DeviceTensor::DeviceTensor(DType dtype, std::vector<std::int64_t> shape, int dev
       buffer_(numel_ * element_size(dtype), device) {
   if (buffer_.size() == 0) return;
   DeviceGuard on_device(device, -1);
-  check_cuda(cudaMemset(buffer_.data(), 0, buffer_.size()), -1,
-             "zero-filling a DeviceTensor on GPU " + std::to_string(device));
+  // On the per-thread stream, waited for: a cudaMemset on the legacy stream
+  // would not be ordered before the communicator's (non-blocking) stream.
+  const std::string what = "zero-filling a DeviceTensor on GPU " + std::to_string(device);
+  check_cuda(cudaMemsetAsync(buffer_.data(), 0, buffer_.size(), cudaStreamPerThread), -1, what);
+  wait_for_stream(cudaStreamPerThread, -1, kDefaultTimeout, what);
 }
 
 DeviceTensor DeviceTensor::zeros(std::int64_t n, DType dtype, int device) {

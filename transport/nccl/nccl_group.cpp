@@ -259,6 +259,22 @@ void NcclGroup::recv(DeviceTensor& tensor, int src) {
   });
 }
 
+void NcclGroup::sendrecv(const DeviceTensor& out, int dst, DeviceTensor& in, int src) {
+  check_tensor("sendrecv", out);
+  check_tensor("sendrecv", in);
+  check_peer("sendrecv", dst, "dst");
+  check_peer("sendrecv", src, "src");
+  run("ncclSend to rank " + std::to_string(dst) + " with ncclRecv from rank " + std::to_string(src),
+      [&](ncclComm_t comm, cudaStream_t stream) {
+        check_nccl(ncclGroupStart(), rank(), "ncclGroupStart");
+        check_nccl(ncclSend(out.data(), out.numel(), to_nccl_type(out.dtype()), dst, comm, stream),
+                   rank(), "ncclSend");
+        check_nccl(ncclRecv(in.data(), in.numel(), to_nccl_type(in.dtype()), src, comm, stream),
+                   rank(), "ncclRecv");
+        check_nccl(ncclGroupEnd(), rank(), "ncclGroupEnd (sendrecv)");
+      });
+}
+
 void NcclGroup::barrier() {
   run("barrier (a one-element ncclAllReduce)", [&](ncclComm_t comm, cudaStream_t stream) {
     check_nccl(ncclAllReduce(barrier_token_.data(), barrier_token_.data(), 1, ncclInt32, ncclSum,

@@ -62,6 +62,9 @@ class NcclGroup {
   void scatter(DeviceTensor& output, const DeviceTensor* input, int src);
   void send(const DeviceTensor& tensor, int dst);
   void recv(DeviceTensor& tensor, int src);
+  // Sends `out` to dst while receiving `in` from src, in one NCCL group (a
+  // ring where everyone sends first cannot deadlock).
+  void sendrecv(const DeviceTensor& out, int dst, DeviceTensor& in, int src);
   // A one-element all_reduce: returns once every rank has reached it.
   void barrier();
 

@@ -1,5 +1,6 @@
 #include "transport/nccl/nccl_transport.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include "transport/nccl/cuda_check.hpp"
@@ -30,6 +31,8 @@ class NcclTransport::NcclRequest final : public Request {
  public:
   NcclRequest(NcclTransport& transport, std::shared_ptr<Operation> op)
       : transport_(transport), op_(std::move(op)) {}
+  // Still queued: it never reaches NCCL (its buffer may be gone by launch).
+  ~NcclRequest() override { transport_.withdraw(op_); }
   void wait(Duration timeout) override { transport_.wait(*op_, timeout); }
   bool test() override { return transport_.test(*op_); }
 
@@ -70,6 +73,12 @@ std::unique_ptr<Request> NcclTransport::enqueue(bool is_send, int peer, Tag tag,
     queued_.push_back(op);
   }
   return std::make_unique<NcclRequest>(*this, std::move(op));
+}
+
+void NcclTransport::withdraw(const std::shared_ptr<Operation>& op) {
+  std::lock_guard lock(comm_->issue_mutex());
+  if (op->done) return;  // launched
+  queued_.erase(std::remove(queued_.begin(), queued_.end(), op), queued_.end());
 }
 
 void NcclTransport::launch_queued() {
@@ -147,7 +156,8 @@ void NcclTransport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int sr
 }
 
 Buffer NcclTransport::allocate(std::size_t bytes) {
-  return DeviceBuffer::make_transport_buffer(bytes, comm_->device());
+  // Stream-ordered: freeing it never blocks the host behind a group in flight.
+  return DeviceBuffer::make_stream_buffer(bytes, comm_->device(), comm_->stream(), comm_);
 }
 
 void NcclTransport::copy(MutBytes dst, ConstBytes src) {

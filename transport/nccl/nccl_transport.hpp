@@ -18,7 +18,10 @@
 //    timeout the communicator is aborted and TimeoutError names both ranks.
 //  - copy = cudaMemcpyAsync device-to-device, reduce/divide = the kernels of
 //    reduce_kernels.cu, all on the same stream, so they are ordered with the
-//    messages without any host synchronization.
+//    messages without any host synchronization (device_memory.hpp states
+//    the stream rule).
+//  - transport/nccl_rules/ follows these rules on CPU threads, so that an
+//    algorithm can be checked against them without a GPU.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -48,7 +51,8 @@ class NcclTransport final : public Transport {
                 MutBytes recv_data) override;
 
   MemoryKind memory() const override { return MemoryKind::Device; }
-  Buffer allocate(std::size_t bytes) override;  // cudaMalloc, freed with the Buffer
+  // cudaMallocAsync on the rank's stream, cudaFreeAsync there with the Buffer.
+  Buffer allocate(std::size_t bytes) override;
   void copy(MutBytes dst, ConstBytes src) override;
   void reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in) override;
   void divide(DType dtype, MutBytes data, int world_size) override;
@@ -66,6 +70,8 @@ class NcclTransport final : public Transport {
                                    std::size_t bytes);
   // Launches every queued operation as one group (no-op when none is queued).
   void launch_queued();
+  // Drops op from the queue if it is still there (its request went away).
+  void withdraw(const std::shared_ptr<Operation>& op);
   // op's group, launching the queue first if op is still in it.
   std::shared_ptr<GroupDone> launched(Operation& op);
   void wait(Operation& op, Duration timeout);

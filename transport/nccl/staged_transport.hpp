@@ -6,7 +6,10 @@
 // are the host ones, exactly as with inproc) and carries every message through
 // the GPU: a send copies the bytes to a GPU staging buffer and ncclSends them;
 // a receive ncclRecvs into a GPU staging buffer and copies the bytes back to
-// the host buffer when it is waited on. What runs is therefore ringlab's
+// the host buffer when it is waited on. The host copies run on the
+// communicator's copy stream and the staging memory is stream-ordered
+// (device_memory.hpp's rule), so neither a copy nor a free ever waits behind
+// a group that waits for a peer. What runs is therefore ringlab's
 // hand-written algorithm, with each message on NCCL's wire; NCCL's own
 // collectives are NcclGroup, and the hand-written algorithms on GPU memory are
 // NcclTransport. docs/gpu.md explains the choice.
@@ -33,6 +36,7 @@ class HostStagedNcclTransport final : public Transport {
   // memory(), allocate(), copy(), reduce(), divide(): the host defaults.
 
  private:
+  std::shared_ptr<NcclCommunicator> comm_;
   NcclTransport device_;
 };
 
