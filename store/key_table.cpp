@@ -166,8 +166,7 @@ std::optional<std::string> KeyTable::put(const std::string& key, Value value,
              "one is deleted";
     const std::size_t cost = key_cost(key.size(), value->size());
     if (!budget_.fits(cost, releasing))
-      return budget_.full_message("this new key (its name, value and bookkeeping)", cost,
-                                  releasing);
+      return budget_.full_message("this new key with its bookkeeping", cost, releasing);
     const std::size_t value_bytes = value->size();
     data_.emplace(key, std::move(value));
     budget_.add_key(key.size(), value_bytes);

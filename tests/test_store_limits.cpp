@@ -13,8 +13,8 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -241,6 +241,34 @@ TEST_SUITE("store_limits") {
     CHECK(store.get("after") == "room again");
   }
 
+  TEST_CASE("a new key is refused when its bookkeeping would pass the budget") {
+    // Keys "k0" to "k4" with empty values cost 2 + 0 + 192 = 194 bytes each:
+    // five make 970 bytes of 1000, and a sixth would make 1164.
+    StoreLimits limits;
+    limits.max_total_bytes = 1000;
+    StoreServer server("127.0.0.1", 0, 5s, limits);
+    Store store("127.0.0.1", server.port(), 5s);
+    for (int i = 0; i < 5; ++i) store.set("k" + std::to_string(i), "");
+    CHECK_THROWS_WITH_AS(store.set("k5", ""),
+                         doctest::Contains("set: the store is full: its 5 keys (10 bytes of names "
+                                           "and values, 960 of bookkeeping at 192 a key) and "
+                                           "this new key with its bookkeeping (194 bytes) would "
+                                           "pass its limit of 1000 bytes"),
+                         CommError);
+    CHECK(store.num_keys() == 5);
+    // 30 bytes of value for k0 fit (970 + 30 = 1000); 31 would not.
+    store.set("k0", std::string(30, 'v'));
+    CHECK_THROWS_WITH_AS(store.set("k1", std::string(31, 'v')),
+                         doctest::Contains("set: the store is full: its 5 keys (40 bytes of names "
+                                           "and values, 960 of bookkeeping at 192 a key) and "
+                                           "this value's growth (31 bytes) would pass its limit "
+                                           "of 1000 bytes"),
+                         CommError);
+    CHECK(store.delete_key("k0"));
+    store.set("k5", "");
+    CHECK(store.num_keys() == 5);
+  }
+
   TEST_CASE("the store holds at most max_keys keys, and says so when it refuses one") {
     StoreLimits limits;
     limits.max_keys = 100;
@@ -252,7 +280,8 @@ TEST_SUITE("store_limits") {
         "key until one is deleted";
     CHECK_THROWS_WITH_AS(store.set("one more", "v"), doctest::Contains(("set: " + refused).c_str()),
                          CommError);
-    CHECK_THROWS_WITH_AS(store.add("counter", 1), doctest::Contains(("add: " + refused).c_str()), CommError);
+    CHECK_THROWS_WITH_AS(store.add("counter", 1), doctest::Contains(("add: " + refused).c_str()),
+                         CommError);
     CHECK_THROWS_WITH_AS(store.compare_set("cas", "", "v"),
                          doctest::Contains(("compare_set: " + refused).c_str()), CommError);
     CHECK(store.num_keys() == 100);
@@ -268,7 +297,8 @@ TEST_SUITE("store_limits") {
 
   // Issue 21, item 4 asks for the key cap in README's limits table: the
   // table's row and the defaults must say the same.
-  TEST_CASE("README's limits table gives the key cap and a key's bookkeeping as the code has them") {
+  TEST_CASE(
+      "README's limits table gives the key cap and a key's bookkeeping as the code has them") {
     std::ifstream file(RINGLAB_SOURCE_DIR "/README.md");
     std::stringstream readme;
     readme << file.rdbuf();
