@@ -5,10 +5,10 @@
 find_package(Boost 1.74 REQUIRED)
 
 # One program, one ctest entry per suite so ctest -j runs them side by side.
-ringlab_test(test_store test_store_client.cpp test_store_protocol.cpp
+ringlab_test(test_store test_store_client.cpp test_store_protocol.cpp test_store_budget.cpp
   LIBS ringlab_store Boost::headers)
 set_tests_properties(test_store PROPERTIES DISABLED TRUE)
-foreach(suite store_client store_protocol)
+foreach(suite store_client store_protocol store_budget)
   add_test(NAME test_${suite} COMMAND test_store --test-suite=${suite})
   set_tests_properties(test_${suite} PROPERTIES TIMEOUT 120)
 endforeach()
@@ -19,7 +19,7 @@ target_link_libraries(store_host PRIVATE ringlab_store ringlab_warnings)
 
 ringlab_test(test_store_limits test_store_limits.cpp LIBS ringlab_store Boost::headers)
 target_compile_definitions(test_store_limits PRIVATE
-  STORE_HOST_EXE="$<TARGET_FILE:store_host>")
+  STORE_HOST_EXE="$<TARGET_FILE:store_host>" RINGLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(test_store_limits store_host)
 set_tests_properties(test_store_limits PROPERTIES TIMEOUT 120)
 

@@ -3,7 +3,8 @@
 // memory, its CPU time) without squeezing or measuring the test itself.
 //
 //   store_host [--handshake-ms N] [--request-ms N]
-//                  [--max-connections N] [--nofile N] [--headroom-mib N]
+//              [--max-connections N] [--max-total-mib N] [--max-keys N]
+//              [--nofile N] [--headroom-mib N]
 //
 // Prints "port P" once it serves, then serves until its stdin closes.
 // --nofile lowers its descriptor limit; --headroom-mib limits its address
@@ -44,6 +45,10 @@ int main(int argc, char** argv) try {
       limits.request_timeout = ringlab::Duration(std::atoll(value));
     else if (name == "--max-connections")
       limits.max_connections = std::atoi(value);
+    else if (name == "--max-total-mib")
+      limits.max_total_bytes = static_cast<std::size_t>(std::atoll(value)) << 20;
+    else if (name == "--max-keys")
+      limits.max_keys = static_cast<std::size_t>(std::atoll(value));
     else if (name == "--nofile")
       nofile = std::atoll(value);
     else if (name == "--headroom-mib")

@@ -53,9 +53,10 @@ done < <(find "$include" -type f)
 [[ -z $missing ]] || fail "installed headers include headers that are not installed (list them in
 cmake/RinglabInstall.cmake's ringlab_public_headers, or stop including them):
 $missing"
-# The TCP engine and its helpers stay private.
+# The TCP engine, the store's wire format and their helpers stay private.
 for private in transport/tcp/engine.hpp transport/tcp/framing.hpp transport/tcp/mesh.hpp \
-               transport/tcp/asio.hpp transport/tcp/transport_impl.hpp backends/rows.hpp; do
+               transport/tcp/transport_impl.hpp store/asio.hpp store/protocol.hpp \
+               store/socket_util.hpp backends/rows.hpp; do
   [[ ! -e $include/$private ]] || fail "the private header $private was installed"
 done
 # The package asks for nothing only the executable or the tests need.

@@ -254,6 +254,12 @@ void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
   if (r.rank == 0) {
     StoreLimits limits;
     limits.max_connections = std::max(limits.max_connections, r.world_size + 64);
+    // Each rank leaves three keys (its claim, its address, its done): room for
+    // them however large the world, at a generous 128 bytes of name and value.
+    const std::size_t keys = 3 * static_cast<std::size_t>(r.world_size) + 64;
+    limits.max_keys = std::max(limits.max_keys, keys);
+    limits.max_total_bytes =
+        std::max(limits.max_total_bytes, keys * (store::kKeyOverheadBytes + 128));
     impl.server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout,
                                                 limits, r.job_token);
     if (r.job_token.empty())
