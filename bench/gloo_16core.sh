@@ -4,7 +4,7 @@
 #
 #   bash bench/gloo_16core.sh --ringlab-dir DIR [--cores 0-7] [--ranks "2 4 8"]
 #        [--sizes 4K:64M] [--rounds 3] [--iters 10] [--warmup 3]
-#        [--ceiling-size 64M] [--python PYTHON] [--no-gloo] [--out DIR]
+#        [--ceiling-size 64M] [--python PYTHON] [--no-gloo] [--out DIR] [--budget 220]
 #   bash bench/gloo_16core.sh --pack DIR     # here: copy ringlab and its libraries into DIR
 #
 # DIR holds the ringlab executable and the shared libraries it needs (--pack
@@ -24,8 +24,10 @@
 # against one of two plain loopback connections, and the 2-rank all_reduce's
 # busbw against one connection.
 #
-# The defaults (3 ranks counts x 15 sizes x 3 rounds) take about 3 minutes on
-# 16 cores; --rounds 1, --ranks "4", --sizes 1M:64M or --iters 5 shrink it.
+# The defaults (3 rank counts x 15 sizes x 3 rounds) should take 2 to 3
+# minutes on 16 cores; --rounds 1, --ranks "4", --sizes 1M:64M or --iters 5
+# shrink it. No round starts that would end past --budget seconds (judged by
+# the round before it; default 220), so the whole run stays under 4 minutes.
 # The Gloo peer needs a Python with torch (--python, else the first of
 # python3 and /usr/bin/python3 that has it); without one it is left out and
 # the table says so. Raw outputs land in --out (default /tmp/gloo16-DATE).
@@ -44,6 +46,7 @@ python=""
 gloo=1
 out=""
 pack=""
+budget=220
 
 usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "gloo_16core.sh: $*" >&2; exit 1; }
@@ -62,6 +65,7 @@ while [[ $# -gt 0 ]]; do
     --no-gloo) gloo=0; shift ;;
     --out) out=$2; shift 2 ;;
     --pack) pack=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -89,6 +93,7 @@ fi
 [[ -n "$ringlab_dir" ]] || die "--ringlab-dir DIR is needed: the folder with the ringlab executable"
 [[ -x "$ringlab_dir/ringlab" ]] || die "no executable $ringlab_dir/ringlab"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds needs a positive number, got '$rounds'"
+[[ "$budget" =~ ^[1-9][0-9]*$ ]] || die "--budget needs a number of seconds, got '$budget'"
 command -v taskset >/dev/null || die "taskset is missing (util-linux)"
 taskset -c "$cores" true 2>/dev/null || die "--cores $cores: taskset cannot pin to these cores"
 ringlab_dir=$(cd "$ringlab_dir" && pwd)
@@ -168,13 +173,20 @@ round_jobs() {
 mapfile -t jobs < <(round_jobs)
 started=$SECONDS
 echo "# pinned to cores $cores ($(taskset -c "$cores" nproc) processors); $rounds rounds; raw outputs in $out"
+done_rounds=0
 for ((round = 0; round < rounds; round++)); do
+  if ((round > 0 && SECONDS - started + (SECONDS - started) / round > budget)); then
+    echo "# stopped after $round rounds: another would pass --budget $budget s" >&2
+    break
+  fi
   for ((j = 0; j < ${#jobs[@]}; j++)); do
     job=${jobs[$(((j + round) % ${#jobs[@]}))]}
     eval "${job//ROUND/$round}"
   done
   echo "# round $((round + 1)) of $rounds done after $((SECONDS - started)) s" >&2
+  done_rounds=$((round + 1))
 done
+rounds=$done_rounds
 
 # ---- the table -----------------------------------------------------------------
 ceiling_bytes=$(awk -v s="$ceiling_size" 'BEGIN { m = 1; u = toupper(substr(s, length(s)))
