@@ -56,7 +56,12 @@ void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceO
   auto incoming = [&](std::size_t k) {
     return scratch.slice(receives == 1 ? 0 : (k % 2) * per_segment, piece(acc, k).count);
   };
-  std::unique_ptr<Request> receive, send;
+  // A send is waited for once the next segment has arrived (it may still be
+  // leaving meanwhile, through a writer thread of the TCP transport); only
+  // where nothing arrives any more is it waited for at once. Either way each
+  // segment is posted after the one before arrived or went out, so the
+  // simulator's clocks are those of one sendrecv per segment.
+  std::unique_ptr<Request> receive, send, previous_send;
   auto post = [&](std::size_t k) {
     if (k < receives) receive = comm.irecv(src, incoming(k), step);
     if (k < sends) send = comm.isend(dst, piece(out, k), step);
@@ -64,12 +69,16 @@ void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceO
   post(0);
   for (std::size_t k = 0; k < std::max(sends, receives); ++k) {
     if (k < receives) comm.wait(*receive);
-    if (k < sends) comm.wait(*send);
-    receive.reset();
-    send.reset();
+    if (previous_send) comm.wait(*previous_send);
+    previous_send = std::move(send);
+    if (previous_send && k >= receives) {
+      comm.wait(*previous_send);
+      previous_send.reset();
+    }
     post(k + 1);  // travels while segment k is reduced
     if (k < receives) comm.reduce(op, piece(acc, k), incoming(k));
   }
+  if (previous_send) comm.wait(*previous_send);
 }
 
 }  // namespace ringlab::detail

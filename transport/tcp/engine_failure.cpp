@@ -61,8 +61,11 @@ void Engine::goodbye_received(Connection& c) {
               " shut down its transport";
   c.clear_reading();
   if (!broken_.empty()) return;
-  // Still needed? A send not yet written, or a receive posted for it.
-  if (!c.sends.empty())
+  // Still needed? A send not yet written, or a receive posted for it. A send
+  // whose writer is writing it right now may have gone out whole: that is
+  // known when the writer's call is back (wrote(), engine_writer.cpp).
+  const SendOp* writing = c.writer ? c.writer->in_call : nullptr;
+  if (c.sends.size() > (writing ? 1u : 0u))
     return fail_all(c.peer, departed_message(c.peer, "to send to it (" +
                                                          describe_tag(c.sends.front()->tag) + ")"));
   if (const auto tag = mailbox_.posted_from(c.peer))

@@ -104,7 +104,13 @@ void Engine::wrote(Connection& c, const std::shared_ptr<SendOp>& op, long n, int
     complete(*op);
     if (!c.sends.empty() && c.sends.front() == op) c.sends.pop_front();
     driver_.wake();  // a wait on it may be blocked in poll()
-  } else if (!op->done && !broken_.empty()) {
+  }
+  // The peer said goodbye during the call (goodbye_received left this to
+  // us): anything still to send can no longer arrive.
+  if (c.departed && broken_.empty() && !c.sends.empty())
+    fail_all(c.peer, departed_message(c.peer, "to send to it (" +
+                                                  describe_tag(c.sends.front()->tag) + ")"));
+  if (!op->done && !broken_.empty()) {
     // The engine failed during the call (fail_connection left it to us).
     complete(*op, broken_, broken_peer_);
     driver_.wake();
