@@ -5,6 +5,7 @@
 #   bash bench/gloo_16core.sh --ringlab-dir DIR [--cores 0-7] [--ranks "2 4 8"]
 #        [--sizes 4K:64M] [--rounds 3] [--iters 10] [--warmup 3]
 #        [--ceiling-size 64M] [--python PYTHON] [--no-gloo] [--out DIR] [--budget 220]
+#        [--baseline-dir DIR2]
 #   bash bench/gloo_16core.sh --pack DIR     # here: copy ringlab and its libraries into DIR
 #
 # DIR holds the ringlab executable and the shared libraries it needs (--pack
@@ -18,6 +19,9 @@
 #     all_reduce, float32, at the same sizes);
 #   - `ringlab bench --op loopback` with 1 and 2 connections and `ringlab bench
 #     --op sendrecv -n 2`, at --ceiling-size.
+# With --baseline-dir (another build's folder, e.g. main's), its all_reduce
+# auto runs too, in the same rounds, and the table adds its time and
+# base/auto (>= 1: this build at or ahead of the baseline).
 # The table gives the median time per size over the rounds, busbw as
 # nccl-tests (2(n-1)/n * size / time), and Gloo's time / ringlab's (>= 1:
 # ringlab is at or ahead); then the ceiling lines: sendrecv per direction
@@ -47,8 +51,9 @@ gloo=1
 out=""
 pack=""
 budget=220
+baseline_dir=""
 
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "gloo_16core.sh: $*" >&2; exit 1; }
 
 while [[ $# -gt 0 ]]; do
@@ -66,6 +71,7 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; shift 2 ;;
     --pack) pack=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
+    --baseline-dir) baseline_dir=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -100,6 +106,13 @@ ringlab_dir=$(cd "$ringlab_dir" && pwd)
 export LD_LIBRARY_PATH="$ringlab_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ringlab=("taskset" "-c" "$cores" "$ringlab_dir/ringlab")
 "${ringlab[@]}" --help >/dev/null 2>&1 || die "$ringlab_dir/ringlab does not start there (missing libraries? ldd $ringlab_dir/ringlab)"
+baseline=()
+if [[ -n "$baseline_dir" ]]; then
+  [[ -x "$baseline_dir/ringlab" ]] || die "--baseline-dir: no executable $baseline_dir/ringlab"
+  baseline_dir=$(cd "$baseline_dir" && pwd)
+  baseline=("env" "LD_LIBRARY_PATH=$baseline_dir:$LD_LIBRARY_PATH" "taskset" "-c" "$cores" "$baseline_dir/ringlab")
+  "${baseline[@]}" --help >/dev/null 2>&1 || die "$baseline_dir/ringlab does not start there"
+fi
 
 peer=""
 for candidate in "$ringlab_dir/torch_gloo_allreduce.py" "$here/peers/torch_gloo_allreduce.py"; do
@@ -133,10 +146,12 @@ failed=0
 bench_args=(--sizes "$sizes" --iters "$iters" --warmup "$warmup")
 
 # Appends the nccl-tests rows of a ringlab bench run as "what ranks round size time".
-ringlab_run() {  # NAME RANKS ROUND ARGS...
+ringlab_run() {  # NAME RANKS ROUND ARGS... (NAME base: the baseline build)
   local name=$1 ranks=$2 round=$3; shift 3
   local file="$out/raw/$name-n$ranks-r$round.txt"
-  if "${ringlab[@]}" bench "$@" > "$file" 2>&1; then
+  local exe=("${ringlab[@]}")
+  [[ $name == base ]] && exe=("${baseline[@]}")
+  if "${exe[@]}" bench "$@" > "$file" 2>&1; then
     awk -v w="$name" -v n="$ranks" -v r="$round" '!/^#/ && NF >= 9 && $9 == 0 { print w, n, r, $1, $6 }' "$file" >> "$runs"
     if awk '!/^#/ && NF >= 9 && $9 != 0 { bad = 1 } END { exit !bad }' "$file"; then
       echo "gloo_16core.sh: $name on $ranks ranks: #wrong > 0 (see $file)" >&2; failed=1
@@ -163,6 +178,7 @@ round_jobs() {
     echo "ringlab_run auto $n ROUND --op all_reduce --backend tcp -n $n --algorithm auto ${bench_args[*]}"
     echo "ringlab_run ring $n ROUND --op all_reduce --backend tcp -n $n --algorithm ring ${bench_args[*]}"
     [[ $gloo == 1 ]] && echo "gloo_run $n ROUND"
+    [[ ${#baseline[@]} -gt 0 ]] && echo "ringlab_run base $n ROUND --op all_reduce --backend tcp -n $n --algorithm auto ${bench_args[*]}"
   done
   echo "ringlab_run loopback 1 ROUND --op loopback -n 1 --sizes $ceiling_size:$ceiling_size --iters $iters --warmup $warmup"
   echo "ringlab_run loopback 2 ROUND --op loopback -n 2 --sizes $ceiling_size:$ceiling_size --iters $iters --warmup $warmup"
@@ -192,7 +208,7 @@ rounds=$done_rounds
 ceiling_bytes=$(awk -v s="$ceiling_size" 'BEGIN { m = 1; u = toupper(substr(s, length(s)))
   if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824
   print (m > 1 ? substr(s, 1, length(s) - 1) : s) * m }')
-sort -k1,1 -k2,2n -k4,4n -k5,5g "$runs" | awk -v note="$gloo_note" -v cb="$ceiling_bytes" -v cores="$cores" -v rounds="$rounds" '
+sort -k1,1 -k2,2n -k4,4n -k5,5g "$runs" | awk -v note="$gloo_note" -v cb="$ceiling_bytes" -v cores="$cores" -v rounds="$rounds" -v base="${#baseline[@]}" '
   function median(key,   n, i, a, m) {
     n = split(times[key], a, " ")
     for (i = 2; i <= n; i++) { m = a[i]; j = i - 1; while (j > 0 && a[j] + 0 > m + 0) { a[j + 1] = a[j]; j-- } a[j + 1] = m }
@@ -204,7 +220,8 @@ sort -k1,1 -k2,2n -k4,4n -k5,5g "$runs" | awk -v note="$gloo_note" -v cb="$ceili
     printf "# ringlab all_reduce (tcp) and Gloo (torch.distributed), float32 sum, pinned to cores %s;\n", cores
     printf "# medians over %d rounds; time in us, busbw in GB/s; gloo/x = Gloo time / x time (>= 1: x at or ahead)\n", rounds
     if (note != "") printf "# %s\n", note
-    printf "%5s %10s %10s %7s %10s %7s %10s %7s %7s %7s\n", "ranks", "size(B)", "auto us", "busbw", "ring us", "busbw", "gloo us", "busbw", "gloo/auto", "gloo/ring"
+    printf "%5s %10s %10s %7s %10s %7s %10s %7s %9s %9s", "ranks", "size(B)", "auto us", "busbw", "ring us", "busbw", "gloo us", "busbw", "gloo/auto", "gloo/ring"
+    if (base > 0) printf " %10s %9s\n", "base us", "base/auto"; else printf "\n"
     nr = 0; for (r in ranks) rk[++nr] = r + 0
     ns = 0; for (s in sizes) sz[++ns] = s + 0
     for (i = 2; i <= nr; i++) { y = rk[i]; j = i - 1; while (j > 0 && rk[j] > y) { rk[j + 1] = rk[j]; j-- } rk[j + 1] = y }
@@ -222,6 +239,8 @@ sort -k1,1 -k2,2n -k4,4n -k5,5g "$runs" | awk -v note="$gloo_note" -v cb="$ceili
         name = w == 1 ? "auto" : "ring"
         line = line (("gloo" in t) && (name in t) ? sprintf(" %9.2f", t["gloo"] / t[name]) : sprintf(" %9s", "-"))
       }
+      k = "base" SUBSEP n SUBSEP s
+      if (base > 0) line = line ((k in times) && ("auto" in t) ? sprintf(" %10.1f %9.2f", median(k), median(k) / t["auto"]) : sprintf(" %10s %9s", "-", "-"))
       print line
     }
     k1 = "loopback" SUBSEP 1 SUBSEP cb; k2 = "loopback" SUBSEP 2 SUBSEP cb; ks = "sendrecv" SUBSEP 2 SUBSEP cb
