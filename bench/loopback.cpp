@@ -196,7 +196,7 @@ std::vector<Row> run_loopback(const BenchOptions& o, int pairs, bool print) {
     rows.push_back(row);
     if (print) {
       std::printf(" %11zu %12zu %8s %6s %5s %10.1f %8.3f %8.3f %6lld\n", row.bytes, row.count,
-                  "uint8", "none", "-1", row.time_us, row.algbw_gbs, row.busbw_gbs,
+                  "uint8", "none", "-", row.time_us, row.algbw_gbs, row.busbw_gbs,
                   static_cast<long long>(row.wrong));
       std::fflush(stdout);
     }
