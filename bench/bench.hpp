@@ -90,7 +90,8 @@ void check_memory(const BenchOptions& o, const RankPlacement& placement,
 // The ops it runs: every collective that moves data, in the table's order,
 // then "sendrecv".
 std::vector<std::string> benchmark_ops();
-// "a, b, c or d", for messages and --help.
+// "a, b, c or d", for messages and --help: benchmark_ops() and "loopback"
+// (the machine's ceiling, bench/loopback.hpp).
 std::string benchmark_ops_text();
 // The collective an op names, or nullptr for "sendrecv" (a ring exchange of
 // point-to-point messages). Throws std::invalid_argument listing the ops for

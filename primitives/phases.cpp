@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -36,8 +37,9 @@ std::size_t segment_elems(Comm& comm, DType dtype) {
 }
 }  // namespace
 
-std::size_t reduce_segment_elems(Comm& comm, std::size_t count, DType dtype) {
-  return std::min(count, segment_elems(comm, dtype));
+std::size_t reduce_scratch_elems(Comm& comm, std::size_t count, DType dtype) {
+  const std::size_t segment = segment_elems(comm, dtype);
+  return count <= segment ? count : 2 * segment;  // two halves: one arrives, one is reduced
 }
 
 void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op, unsigned step,
@@ -50,17 +52,33 @@ void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceO
     return range.slice(offset, std::min(per_segment, range.count - offset));
   };
   const std::size_t sends = segments(out.count), receives = segments(acc.count);
+  // Segment k of the incoming side lands in half k % 2 of the scratch.
+  auto incoming = [&](std::size_t k) {
+    return scratch.slice(receives == 1 ? 0 : (k % 2) * per_segment, piece(acc, k).count);
+  };
+  // A send is waited for once the next segment has arrived (it may still be
+  // leaving meanwhile, through a writer thread of the TCP transport); only
+  // where nothing arrives any more is it waited for at once. Either way each
+  // segment is posted after the one before arrived or went out, so the
+  // simulator's clocks are those of one sendrecv per segment.
+  std::unique_ptr<Request> receive, send, previous_send;
+  auto post = [&](std::size_t k) {
+    if (k < receives) receive = comm.irecv(src, incoming(k), step);
+    if (k < sends) send = comm.isend(dst, piece(out, k), step);
+  };
+  post(0);
   for (std::size_t k = 0; k < std::max(sends, receives); ++k) {
-    const Elems into = piece(acc, k);
-    const Elems incoming = scratch.slice(0, into.count);
-    if (k < sends && k < receives)
-      comm.sendrecv(dst, piece(out, k), src, incoming, step);
-    else if (k < sends)
-      comm.send(dst, piece(out, k), step);
-    else
-      comm.recv(src, incoming, step);
-    if (k < receives) comm.reduce(op, into, incoming);
+    if (k < receives) comm.wait(*receive);
+    if (previous_send) comm.wait(*previous_send);
+    previous_send = std::move(send);
+    if (previous_send && k >= receives) {
+      comm.wait(*previous_send);
+      previous_send.reset();
+    }
+    post(k + 1);  // travels while segment k is reduced
+    if (k < receives) comm.reduce(op, piece(acc, k), incoming(k));
   }
+  if (previous_send) comm.wait(*previous_send);
 }
 
 }  // namespace ringlab::detail

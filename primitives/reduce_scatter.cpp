@@ -70,7 +70,7 @@ void reduce_scatter_ring_steps(Comm& comm, Elems buf, std::span<const Chunk> blo
   const int left = mod(r - 1, P);
   std::size_t largest = 0;
   for (const Chunk& c : blocks) largest = std::max(largest, c.count);
-  auto scratch = comm.scratch(reduce_segment_elems(comm, largest, buf.dtype), buf.dtype);
+  auto scratch = comm.scratch(reduce_scratch_elems(comm, largest, buf.dtype), buf.dtype);
   for (int s = 0; s < P - 1; ++s) {
     const Chunk out = blocks[mod(r - s - 1, P)];
     const Chunk in = blocks[mod(r - s - 2, P)];
@@ -94,7 +94,7 @@ void reduce_scatter_halving_folded(Comm& comm, Elems buf, std::span<const Chunk>
   const int f = folded_rank(comm.rank(), rem);
   const std::size_t largest =
       std::max(span_of(groups, 0, pof2 / 2).count, span_of(groups, pof2 / 2, pof2).count);
-  auto scratch = comm.scratch(reduce_segment_elems(comm, largest, buf.dtype), buf.dtype);
+  auto scratch = comm.scratch(reduce_scratch_elems(comm, largest, buf.dtype), buf.dtype);
   int lo = 0;  // f's range of groups is [lo, lo + 2*mask)
   unsigned step = first_step;
   for (int mask = pof2 / 2; mask >= 1; mask /= 2, ++step) {

@@ -5,6 +5,7 @@
 // without a root shows "-" in the root column, not -1.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -68,4 +69,34 @@ TEST_CASE("bench explains algbw, busbw's factor for the op, and an absent root")
     REQUIRE(row.size() == 9);
     CHECK(row[4] == c.root);
   }
+}
+
+// `bench --op loopback`: the machine's ceiling in the same rows. -n is the
+// number of plain connections; algbw is one connection's, busbw all of them
+// together (n x algbw), and what arrived is checked (#wrong).
+TEST_CASE("bench --op loopback: one row per size, busbw = connections x algbw, no root") {
+  const auto run = run_ringlab("bench --op loopback -n 3 --sizes 4K:16K --iters 2 --warmup 1");
+  CAPTURE(run.output);
+  REQUIRE(run.status == 0);
+  CHECK(has(run.output, "3 plain TCP connections over 127.0.0.1"));
+  std::istringstream lines(run.output);
+  std::vector<std::string> sizes;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.front() == '#') continue;
+    std::istringstream words(line);
+    std::vector<std::string> row;
+    for (std::string w; words >> w;) row.push_back(w);
+    REQUIRE(row.size() == 9);
+    sizes.push_back(row[0]);
+    CHECK(row[4] == "-");
+    CHECK(row[8] == "0");
+    // Printed to three decimals each: 3 x algbw and busbw differ by rounding only.
+    CHECK(std::abs(std::stod(row[7]) - 3 * std::stod(row[6])) <= 0.0025);
+  }
+  CHECK(sizes == std::vector<std::string>{"4096", "8192", "16384"});
+
+  const auto none = run_ringlab("bench --op loopback -n 0 --sizes 4K:4K");
+  CAPTURE(none.output);
+  CHECK(none.status != 0);
+  CHECK(has(none.output, "--ranks: Value 0 not in range"));
 }

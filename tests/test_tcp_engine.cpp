@@ -295,3 +295,82 @@ TEST_CASE("a long wait spins only at its start: it takes little processor time")
 }
 
 }  // TEST_SUITE
+
+// Writer threads (engine_writer.cpp): with use_writers, large sends leave
+// through a thread per connection while the caller's thread goes on.
+TEST_SUITE("tcp_engine") {
+
+// Reads `bytes` bytes from a raw peer's socket (after its frame header).
+std::vector<std::byte> read_frame(asio::ip::tcp::socket& socket, std::size_t bytes) {
+  FrameHeaderBytes header{};
+  asio::read(socket, asio::buffer(header));
+  const FrameDecode decoded = decode_frame_header(header);
+  REQUIRE(decoded.header);
+  CHECK(decoded.header->length == bytes);
+  std::vector<std::byte> payload(bytes);
+  asio::read(socket, asio::buffer(payload));
+  return payload;
+}
+
+TEST_CASE("a large send goes out through a writer while the caller's thread receives") {
+  EnginePair pair(kMaxUnexpectedBytes);
+  pair.rank0->use_writers(256 << 10);
+  pair.rank1->use_writers(256 << 10);
+  // Both ways at once, each 8 MiB: far more than the sockets hold, so each
+  // side must read while its writer still writes.
+  const std::vector<int> from0 = pattern(std::size_t{2} << 20, 3), from1 = pattern(std::size_t{2} << 20, 4);
+  std::vector<int> at0(from1.size(), -1), at1(from0.size(), -1);
+  std::string error1;
+  std::jthread rank1([&] {
+    try {
+      auto receive = pair.rank1->irecv(0, 9, std::as_writable_bytes(std::span(at1)));
+      auto send = pair.rank1->isend(0, 9, std::as_bytes(std::span(from1)));
+      send->wait(10s);
+      receive->wait(10s);
+    } catch (const std::exception& e) {
+      error1 = e.what();
+    }
+  });
+  auto receive = pair.rank0->irecv(1, 9, std::as_writable_bytes(std::span(at0)));
+  auto send = pair.rank0->isend(1, 9, std::as_bytes(std::span(from0)));
+  receive->wait(10s);
+  send->wait(10s);
+  rank1.join();
+  CHECK(error1 == "");
+  CHECK(at0 == from1);
+  CHECK(at1 == from0);
+}
+
+TEST_CASE("a dropped send keeps its bytes even while its writer is writing them") {
+  EngineWithRawPeers rank0;
+  rank0.engine->use_writers(0);
+  // 8 MiB to a peer that does not read yet: the writer fills the socket and
+  // waits for room, in the middle of the payload.
+  auto data = std::make_unique<std::vector<int>>(pattern(std::size_t{2} << 20, 5));
+  const std::vector<int> expected = *data;
+  auto send = rank0.engine->isend(1, 3, std::as_bytes(std::span(*data)));
+  std::this_thread::sleep_for(100ms);
+  send.reset();  // the caller may reuse or free its buffer now
+  std::fill(data->begin(), data->end(), -7);
+  data.reset();
+  const std::vector<std::byte> got =
+      read_frame(*rank0.peers[1], expected.size() * sizeof(int));
+  CHECK(std::memcmp(got.data(), expected.data(), got.size()) == 0);
+}
+
+TEST_CASE("a peer that goes away while the writer writes fails the send, naming it") {
+  EngineWithRawPeers rank0;
+  rank0.engine->use_writers(0);
+  const std::vector<int> data = pattern(std::size_t{4} << 20, 6);  // 16 MiB: more than the socket holds
+  auto send = rank0.engine->isend(1, 3, std::as_bytes(std::span(data)));
+  std::this_thread::sleep_for(100ms);
+  rank0.peers[1]->close();
+  try {
+    send->wait(5s);
+    FAIL("the send returned");
+  } catch (const PeerError& error) {
+    CHECK(error.peer() == 1);
+  }
+}
+
+}  // TEST_SUITE

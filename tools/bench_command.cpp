@@ -1,4 +1,5 @@
-// `ringlab bench --op OP [--algorithm A] [--backend B] -n RANKS --sizes 4K:64M`
+// `ringlab bench --op OP [--algorithm A] [--backend B] -n RANKS --sizes 4K:64M`, and
+// `ringlab bench --op loopback -n CONNECTIONS --sizes 4K:64M` (the machine's ceiling).
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "backends/backends.hpp"
 #include "bench/bench.hpp"
+#include "bench/loopback.hpp"
 #ifdef RINGLAB_BENCH_NATIVE
 #include "bench/native.hpp"
 #endif
@@ -120,7 +122,7 @@ void add_bench_command(CLI::App& app) {
                   "algorithm name (default: the process group's; all_reduce: auto)");
   sub->add_option("--backend", cmd->backend, "where the ranks run: " + backends::backends_help())
       ->check(CLI::IsMember(backends::backend_names()));
-  sub->add_option("-n,--ranks", cmd->ranks, "number of ranks")->check(CLI::Range(1, 1024));
+  sub->add_option("-n,--ranks", cmd->ranks, "number of ranks (loopback: of connections)")->check(CLI::Range(1, 1024));
   sub->add_option("--sizes", cmd->sizes, "MIN:MAX bytes, doubling (e.g. 4K:64M)");
   sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
   sub->add_option("--redop", cmd->redop, "sum, avg, min, max");
@@ -138,6 +140,11 @@ void add_bench_command(CLI::App& app) {
   sub->callback([cmd, sub] {
     auto& o = cmd->options;
     std::tie(o.min_bytes, o.max_bytes) = bench::parse_size_range(cmd->sizes);
+    if (o.op == "loopback") {  // no ranks: -n plain connections (bench/loopback.hpp)
+      bench::check_sizes(o);
+      bench::run_loopback(o, cmd->ranks);
+      return;
+    }
     o.dtype = parse_dtype(cmd->dtype);
     o.redop = parse_op(cmd->redop);
     const CollectiveInfo* row = bench::benchmark_op(o.op);  // rejects unknown ops

@@ -1,6 +1,8 @@
 // A peer's connection: the reads and writes of its socket (see connection.hpp).
 #include "transport/tcp/connection.hpp"
 
+#include "transport/tcp/io_timers.hpp"
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -55,10 +57,16 @@ long Connection::send_at_once(const FrameHeaderBytes& header, ConstBytes payload
   message.msg_iov = iov;
   message.msg_iovlen = payload.empty() ? 1 : 2;
   ssize_t n;
-  do n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-  while (n < 0 && errno == EINTR);
+  int error = 0;
+  {
+    timers::Scope timed(timers::Send);
+    do n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    error = errno;
+    timed.bytes(n);
+  }
   if (n >= 0) return static_cast<long>(n);
-  return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+  return error == EAGAIN || error == EWOULDBLOCK ? 0 : -error;
 }
 
 void Connection::queue_control(FrameKind kind, std::vector<std::byte> payload) {
@@ -88,11 +96,18 @@ void Connection::write(FrameHandler& handler) {
     msghdr message{};
     message.msg_iov = iov;
     message.msg_iovlen = count;
-    const ssize_t n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n;
+    int error;
+    {
+      timers::Scope timed(timers::Send);
+      n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      error = errno;
+      timed.bytes(n);
+    }
     if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      return handler.sends_failed(*this, errno);
+      if (error == EINTR) continue;
+      if (error == EAGAIN || error == EWOULDBLOCK) return;
+      return handler.sends_failed(*this, error);
     }
     auto sent = static_cast<std::size_t>(n);
     while (!sends.empty()) {
@@ -179,7 +194,14 @@ bool Connection::read_once(FrameHandler& handler, bool& drained) {
     into = stage.get() + stage_end;
     want = kStageBytes - stage_end;
   }
-  const ssize_t n = ::recv(fd, into, want, MSG_DONTWAIT);
+  ssize_t n;
+  int error;
+  {
+    timers::Scope timed(timers::Recv);
+    n = ::recv(fd, into, want, MSG_DONTWAIT);
+    error = errno;
+    timed.bytes(n);
+  }
   if (n > 0) {
     const auto got = static_cast<std::size_t>(n);
     if (direct) {
@@ -195,9 +217,9 @@ bool Connection::read_once(FrameHandler& handler, bool& drained) {
     handler.connection_lost(*this, closed_because("end of stream"));
     return false;
   }
-  if (errno == EINTR) return true;
-  if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
-  handler.connection_lost(*this, closed_because(std::strerror(errno)));
+  if (error == EINTR) return true;
+  if (error == EAGAIN || error == EWOULDBLOCK) return false;
+  handler.connection_lost(*this, closed_because(std::strerror(error)));
   return false;
 }
 

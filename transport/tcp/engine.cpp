@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "transport/tcp/io_timers.hpp"
+
 namespace ringlab::tcp {
 
 namespace {
@@ -61,7 +63,9 @@ Engine::Engine(int rank, int size, std::vector<int> descriptors, std::uint64_t m
       connections_(connections_of(rank, descriptors)),
       pool_(ScratchPool::create()),
       driver_(rank),
-      blame_(rank, size) {}
+      blame_(rank, size) {
+  timers::started();
+}
 
 Engine::~Engine() { shutdown(Duration(0)); }
 
@@ -86,7 +90,8 @@ std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data) {
   const FrameHeaderBytes header =
       encode_frame_header({FrameKind::Data, rank_, tag, static_cast<std::uint64_t>(data.size())});
   std::size_t written = 0;
-  if (c.sends.empty()) {
+  const bool via_writer = data.size() >= writer_bytes_;
+  if (c.sends.empty() && !via_writer) {
     // The common case: nothing queued ahead, so try to hand header + payload
     // to the kernel right now, from the caller's buffer.
     const long n = c.send_at_once(header, data);
@@ -103,8 +108,11 @@ std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data) {
   op->size = data.size();
   op->written = written;
   c.sends.push_back(op);
-  // A driver blocked in poll() does not watch this socket for writability yet.
-  if (c.sends.size() == 1) driver_.wake();
+  if (via_writer && !c.writer) start_writer(c);
+  if (c.writer)
+    c.writer->work.notify_one();
+  else if (c.sends.size() == 1)
+    driver_.wake();  // a driver blocked in poll() does not watch this socket for writability yet
   return std::make_unique<SendRequest>(shared_from_this(), std::move(op));
 }
 

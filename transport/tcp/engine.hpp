@@ -22,7 +22,10 @@
 // and the engine's own files: engine.cpp (posting sends and receives),
 // engine_wait.cpp (waiting, and one poll() round), engine_frames.cpp (what
 // an arriving frame is for), engine_failure.cpp (failure relay, giving up a
-// receive, shutdown) and engine_blame.cpp (asking whom the peers wait for).
+// receive, shutdown), engine_blame.cpp (asking whom the peers wait for) and
+// engine_writer.cpp (where processors are to spare, large sends leave
+// through a thread per connection: the one exception to "nothing runs in
+// the background").
 //
 // Sends are attempted at once from isend (one sendmsg of header + payload,
 // from the caller's buffer); what the socket does not take is queued and
@@ -41,6 +44,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -81,6 +85,10 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
 
   // Sends what is still queued (up to timeout) and closes every connection.
   void shutdown(Duration timeout);
+
+  // Sends of at least from_bytes go out through a writer thread per
+  // connection (engine_writer.cpp); SIZE_MAX (the default): none do.
+  void use_writers(std::size_t from_bytes);
 
   // Used by the requests (engine.cpp).
   void wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout);
@@ -156,6 +164,18 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   void flush(std::unique_lock<std::mutex>& lock, Clock::time_point deadline);
   void close_all();
 
+  // ---- writer threads (engine_writer.cpp)
+  // c's queued sends go out: its writer is told, or the driver writes them now.
+  void push(Connection& c);
+  void start_writer(Connection& c);
+  void write_loop(Connection& c);
+  // What a writer's call did: n bytes of op went out (or errno `error`).
+  void wrote(Connection& c, const std::shared_ptr<SendOp>& op, long n, int error);
+  // Waits (lock released) while a writer's sendmsg reads op's payload.
+  void await_writer(std::unique_lock<std::mutex>& lock, const SendOp& op);
+  // Each writer finishes its call and leaves; the driver writes afterwards.
+  void stop_writers(std::unique_lock<std::mutex>& lock);
+
   // ---- blame (engine_blame.cpp)
   // A wait on op.peer ran out of time (timed_out: the standard message):
   // asks every peer whom it waits for, drives until the answers name a rank
@@ -181,6 +201,7 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   std::string broken_;
   int broken_peer_ = -1;
   bool shutting_down_ = false;
+  std::size_t writer_bytes_ = SIZE_MAX;  // use_writers
   bool shut_down_ = false;
   BlameBook blame_;
   SpinPolicy spin_;

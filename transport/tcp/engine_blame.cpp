@@ -15,7 +15,7 @@ Verdict Engine::find_blame(std::unique_lock<std::mutex>& lock, const Op& op,
   for (auto& c : connections_) {
     if (!c || !c->open() || !c->send_failure.empty()) continue;
     c->queue_control(FrameKind::Waiting, question);
-    c->write(*this);
+    push(*c);
   }
   driver_.wake();  // a driver in poll() now has sends to watch
 
@@ -40,7 +40,7 @@ void Engine::waiting_received(Connection& c) {
   if (!waiting || !broken_.empty() || shut_down_) return;
   if (blame_.heard(c.peer, *waiting)) {
     c.queue_control(FrameKind::Waiting, encode_waiting({blame_.waiting_for_now(), false}));
-    c.write(*this);
+    push(c);
   }
   driver_.progressed();  // an asker may be one of the followers
 }

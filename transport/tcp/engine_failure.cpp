@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "transport/tcp/engine.hpp"
+#include "transport/tcp/io_timers.hpp"
 #include "transport/tcp/parking.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 
@@ -60,8 +61,11 @@ void Engine::goodbye_received(Connection& c) {
               " shut down its transport";
   c.clear_reading();
   if (!broken_.empty()) return;
-  // Still needed? A send not yet written, or a receive posted for it.
-  if (!c.sends.empty())
+  // Still needed? A send not yet written, or a receive posted for it. A send
+  // whose writer is writing it right now may have gone out whole: that is
+  // known when the writer's call is back (wrote(), engine_writer.cpp).
+  const SendOp* writing = c.writer ? c.writer->in_call : nullptr;
+  if (c.sends.size() > (writing ? 1u : 0u))
     return fail_all(c.peer, departed_message(c.peer, "to send to it (" +
                                                          describe_tag(c.sends.front()->tag) + ")"));
   if (const auto tag = mailbox_.posted_from(c.peer))
@@ -102,9 +106,14 @@ void Engine::fail_connection(Connection& c, int culprit, const std::string& why,
                              const std::vector<std::byte>& abort) {
   // A frame partly written must be finished before another can follow:
   // keep it (with a copy of its payload, as its request may be gone soon).
+  // One a writer is sending right now is its writer's to fail, once the
+  // writer's call no longer reads the caller's memory (engine_writer.cpp).
+  const SendOp* writing = c.writer ? c.writer->in_call : nullptr;
   std::shared_ptr<SendOp> partial;
-  if (!c.sends.empty() && c.sends.front()->written > 0) partial = c.sends.front();
-  for (auto& op : c.sends) complete(*op, why, culprit);
+  if (!c.sends.empty() && (c.sends.front()->written > 0 || c.sends.front().get() == writing))
+    partial = c.sends.front();
+  for (auto& op : c.sends)
+    if (op.get() != writing) complete(*op, why, culprit);
   c.sends.clear();
   if (c.target) complete(*c.target, why, culprit);
   c.target = nullptr;
@@ -116,7 +125,7 @@ void Engine::fail_connection(Connection& c, int culprit, const std::string& why,
     c.sends.push_back(std::move(partial));
   }
   c.queue_control(FrameKind::Abort, abort);
-  c.write(*this);  // best effort now; shutdown() finishes it
+  push(c);  // best effort now; shutdown() finishes it
 }
 
 void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
@@ -146,8 +155,11 @@ void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
 }
 
 void Engine::abandon_send(const std::shared_ptr<SendOp>& op) {
-  std::lock_guard lock(mutex_);
-  // The caller may free its buffer now: keep a copy of the payload.
+  std::unique_lock lock(mutex_);
+  if (op->done) return;
+  // The caller may free its buffer now: keep a copy of the payload, and let
+  // no writer read the caller's copy after this returns.
+  await_writer(lock, *op);
   if (!op->done) op->own_payload();
 }
 
@@ -159,6 +171,7 @@ void Engine::abandon_recv(const std::shared_ptr<RecvOp>& op) {
 void Engine::shutdown(Duration timeout) {
   std::unique_lock lock(mutex_);
   if (shut_down_) return;
+  stop_writers(lock);  // from here on this thread writes everything
   // Leaving right after a wait ran out of time, it leaves because of that:
   // the peers learn whom it blamed (abort frames) rather than a goodbye.
   if (const Verdict* stalled = blame_.stalled(); broken_.empty() && stalled)
@@ -180,12 +193,13 @@ void Engine::shutdown(Duration timeout) {
     for (auto& c : connections_) {
       if (!c || !c->open() || !c->send_failure.empty() || !c->sends.empty()) continue;
       c->queue_control(FrameKind::Goodbye, {});
-      c->write(*this);
+      push(*c);
     }
     flush(lock, deadline);
   }
   shut_down_ = true;
   close_all();
+  timers::report(rank_);
 }
 
 void Engine::flush(std::unique_lock<std::mutex>& lock, Clock::time_point deadline) {

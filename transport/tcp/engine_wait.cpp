@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "transport/tcp/engine.hpp"
+#include "transport/tcp/io_timers.hpp"
 #include "transport/tcp/parking.hpp"
 
 namespace ringlab::tcp {
@@ -57,7 +58,10 @@ void Engine::wait(const std::shared_ptr<Op>& op, bool is_send, Duration timeout)
 void Engine::yield(std::unique_lock<std::mutex>& lock) {
   lock.unlock();
   const auto yielded = Clock::now();
-  ::sched_yield();  // the rank this one waits for may share its processor
+  {
+    timers::Scope timed(timers::Yield);
+    ::sched_yield();  // the rank this one waits for may share its processor
+  }
   const auto back = Clock::now();
   lock.lock();
   spin_.yielded(yielded, back);
@@ -114,8 +118,12 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
   const timespec limit{static_cast<time_t>(seconds.count()),
                        static_cast<long>(std::chrono::nanoseconds(left - seconds).count())};
   lock.unlock();
-  const int ready = ::ppoll(poll_fds_.data(), poll_fds_.size(), &limit, nullptr);
-  const int poll_error = errno;
+  int ready, poll_error;
+  {
+    timers::Scope timed(timers::Poll);
+    ready = ::ppoll(poll_fds_.data(), poll_fds_.size(), &limit, nullptr);
+    poll_error = errno;
+  }
   lock.lock();
   if (ready < 0) {
     if (poll_error == EINTR) return;

@@ -13,7 +13,9 @@
 //  5. Every other rank tells the store it is done; rank 0 waits for that, so
 //     it keeps the store up until every rank has read the addresses it needs.
 //  6. The ranks agree whether a host runs more ranks than it has processors
-//     (crowding.hpp), over the new connections.
+//     (crowding.hpp), over the new connections. A rank whose host has two
+//     processors per rank sends large messages through writer threads
+//     (engine_writer.cpp); that needs no agreement.
 // Every step has the rendezvous deadline; a timeout names the ranks missing.
 // While rank 0 waits (steps 4 and 5) it logs every few seconds whom it waits
 // for (wait_report.hpp), so a job whose other ranks never come is not silent.
@@ -365,9 +367,12 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
 
   // 6. Crowding.
   const int processors = r.processors > 0 ? r.processors : processors_here();
-  const bool crowded = ranks_on_this_host(connected.sockets) > processors;
+  const int ranks_here = ranks_on_this_host(connected.sockets);
   impl->engine =
       std::make_shared<Engine>(r.rank, r.world_size, connected.release_descriptors());
+  // Writer threads where every rank here has a processor to spare for one.
+  if (processors >= 2 * ranks_here) impl->engine->use_writers(r.writer_bytes);
+  const bool crowded = ranks_here > processors;
   impl->prefers_fewer_messages = any_rank_says(*impl->engine, crowded, r.timeout);
   auto transport = std::make_shared<TcpTransport>(std::move(impl));
   transport->set_timeout(r.timeout);

@@ -44,6 +44,10 @@ inline constexpr Duration kMaxTimeout{2147483647};
 // The largest world (WORLD_SIZE): 2^20 ranks.
 inline constexpr int kMaxWorldSize = 1 << 20;
 
+// Sends of at least this many bytes may leave through writer threads
+// (WorldSpec::writer_bytes).
+inline constexpr std::size_t kWriterBytes = 256 * 1024;
+
 // Where and who: this process's place in its world and where rank 0 listens,
 // filled from the environment by from_environment(). Settings only: the
 // meeting itself is connect() (and, for elastic jobs, launch::Rendezvous).
@@ -74,6 +78,11 @@ struct WorldSpec {
   // affinity. More ranks on the host than this, on any rank, makes the
   // transport prefer fewer messages (crowding.hpp). Tests set it.
   int processors = 0;
+  // Where the host has at least two of those processors per rank on it, sends
+  // of at least this many bytes go out through a writer thread per connection
+  // (engine_writer.cpp), so a rank sends while it receives and reduces.
+  // Tests lower it to send everything that way.
+  std::size_t writer_bytes = kWriterBytes;
 };
 
 // Looks up one environment variable; nullptr when unset.
