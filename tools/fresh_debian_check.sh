@@ -40,6 +40,7 @@ if ! command -v debootstrap >/dev/null; then
 fi
 
 root=$(mktemp -d "${TMPDIR:-/var/tmp}/ringlab-fresh-debian-XXXXXX")
+chmod 755 "$root"  # apt downloads as the user _apt, who must reach its folders
 mounted=()
 cleanup() {
   local i
