@@ -49,7 +49,7 @@ set(ringlab_pch_std_headers
 function(ringlab_pch_target name)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   set(source ${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp)
-  file(CONFIGURE OUTPUT ${source} CONTENT "// The precompiled header's own file (cmake/RinglabPch.cmake).\n")
+  file(CONFIGURE OUTPUT ${source} CONTENT "// The precompiled header's own file (cmake/RinglabBuildTime.cmake).\n")
   add_library(${name} OBJECT ${source})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
   # The same warnings as its users: g++ takes a precompiled header only where
