@@ -39,7 +39,11 @@ phase() {
   local name=$1 start=$SECONDS
   shift
   echo "== $name"
-  "$@"
+  "$@" || {
+    local status=$?
+    phases+=("$name (failed) $((SECONDS - start))")
+    exit "$status"
+  }
   phases+=("$name $((SECONDS - start))")
   echo "== $name: $((SECONDS - start)) s"
 }
