@@ -33,7 +33,9 @@ done
 ((suite + sanitize + fuzz + tsan)) || suite=1
 
 # phase NAME COMMAND...: runs COMMAND and prints how long it took (wall
-# seconds; on a shared machine that includes waiting for the CPU).
+# seconds; on a shared machine that includes waiting for the CPU). set -e
+# does not reach into COMMAND (it runs left of ||): the functions below
+# chain their steps with &&.
 phases=()
 phase() {
   local name=$1 start=$SECONDS
@@ -72,7 +74,7 @@ if ((sanitize)); then
   tests+='|test_transport_tcp|test_own_ranks|test_transport_nccl_rules)$'
   sanitizer_build() {
     cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DRINGLAB_SANITIZE=ON >/dev/null
+      -DRINGLAB_SANITIZE=ON >/dev/null &&
     cmake --build build-sanitize -j"$(nproc)" --target "${targets[@]}"
   }
   sanitizer_run() {
@@ -96,9 +98,9 @@ if ((tsan)); then
   tsan_build_and_run() {
     cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_FLAGS="-fsanitize=thread -Wno-tsan" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
-      >/dev/null
+      >/dev/null &&
     cmake --build build-tsan -j"$(nproc)" --target test_inproc test_transport_inproc \
-      test_transport_tcp test_transport_nccl_rules
+      test_transport_tcp test_transport_nccl_rules &&
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 \
       ctest -R '^(test_inproc|test_transport_inproc|test_transport_tcp|test_transport_nccl_rules)$' \
       --output-on-failure -j"$(nproc)" --timeout 900)
