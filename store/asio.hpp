@@ -4,7 +4,15 @@
 // for co_await under clang looks only for the Coroutines TS
 // (<experimental/coroutine>); clang 14 in C++20 mode has the standard's
 // coroutines, which the fuzz build (clang) needs.
+//
+// Compiled separately (BOOST_ASIO_SEPARATE_COMPILATION): Asio's non-template
+// code is compiled once, in store/asio_impl.cpp, instead of in every file
+// that includes this one.
 #pragma once
+
+#ifndef BOOST_ASIO_SEPARATE_COMPILATION
+#define BOOST_ASIO_SEPARATE_COMPILATION 1
+#endif
 
 #include <utility>
 

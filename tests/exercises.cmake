@@ -1,12 +1,16 @@
 # `ringlab exercise`: the checker's tests, with the reference solutions
 # (exercises/solutions/) and typical mistakes compiled in; the solutions over
 # TCP through exercise_solutions, one process per rank.
-add_executable(exercise_solutions exercise_solutions_main.cpp ${RINGLAB_EXERCISE_SOLUTIONS})
+# The reference solutions are compiled once, for both programs.
+add_library(ringlab_exercise_solutions OBJECT ${RINGLAB_EXERCISE_SOLUTIONS})
+target_link_libraries(ringlab_exercise_solutions PRIVATE ringlab_exercises ringlab_warnings)
+add_executable(exercise_solutions exercise_solutions_main.cpp
+               $<TARGET_OBJECTS:ringlab_exercise_solutions>)
 target_include_directories(exercise_solutions PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(exercise_solutions PRIVATE ringlab_exercises ringlab_warnings)
 
-ringlab_test(test_exercises test_exercises.cpp exercise_mistakes.cpp ${RINGLAB_EXERCISE_SOLUTIONS}
-             LIBS ringlab_exercises)
+ringlab_test(test_exercises test_exercises.cpp exercise_mistakes.cpp
+             $<TARGET_OBJECTS:ringlab_exercise_solutions> LIBS ringlab_exercises)
 target_compile_definitions(test_exercises PRIVATE
                            EXERCISE_SOLUTIONS="$<TARGET_FILE:exercise_solutions>")
 add_dependencies(test_exercises exercise_solutions)

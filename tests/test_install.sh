@@ -82,6 +82,10 @@ mkdir "$work/readme"
 readme_block cmake > "$work/readme/CMakeLists.txt"
 cp "$source/examples/all_reduce.cpp" "$work/readme/"
 grep -q find_package "$work/readme/CMakeLists.txt" || fail "no CMake block in README's \"Writing a program\""
+# The recipe names no generator: CMake's default on Linux is "Unix Makefiles".
+command -v make > /dev/null ||
+  fail "README's recipe builds with CMake's default generator, which needs make: not installed
+(tools/deps.sh installs it; on Debian: apt-get install make)"
 step "README's CMakeLists.txt" cmake -S "$work/readme" -B "$work/readme/build" -DCMAKE_PREFIX_PATH="$prefix"
 
 # examples/CMakeLists.txt on its own: build one program.

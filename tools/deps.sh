@@ -2,7 +2,9 @@
 # Installs what ringlab builds with, from Debian 12's packages. Run as root.
 # Skips apt when everything is already there.
 set -euo pipefail
-packages=(cmake g++ ninja-build ccache pkg-config
+# make: CMake's default generator on Linux, which README's "Writing a program"
+# recipe (`cmake -S . -B build ...`) uses; tests/test_install.sh runs that recipe.
+packages=(cmake make g++ ninja-build ccache pkg-config
           doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev libssl-dev
           libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core
           iproute2
