@@ -28,7 +28,11 @@ def free_port():
 
 
 def env_with(**variables):
+    """This process's environment without a launcher's or ringlab's settings,
+    plus `variables`. Python's output is left buffered (PYTHONUNBUFFERED
+    would let ranks' print()s mix within a line)."""
     env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
     env.update({k: str(v) for k, v in variables.items()})
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_USE_AGENT_STORE",
                  "RINGLAB_ALGORITHMS", "RINGLAB_TRACE", "RINGLAB_TRACE_DIR"):

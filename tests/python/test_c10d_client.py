@@ -1,9 +1,10 @@
-"""store/c10d_client.hpp against a real c10d TCPStore (torch 1.13's, hosted
-here) and against tests/python/c10d_fake_server.py's torch 2.x servers.
+"""store/c10d_client.hpp against a real c10d TCPStore (this interpreter's
+torch's, hosted here: Debian's 1.13 speaks the Legacy protocol, torch 2.x the
+Validated one) and against tests/python/c10d_fake_server.py's 2.x servers.
 
-    test_c10d_client.py TOOL legacy|validated
+    test_c10d_client.py TOOL torch|fake
 
-TOOL is tests/c10d_client_tool. "legacy" needs torch (exits 77 without it).
+TOOL is tests/c10d_client_tool. "torch" needs torch (exits 77 without it).
 The expected answers are what a TCPStore holds: torch's own client reads the
 keys back where they must be.
 """
@@ -70,15 +71,24 @@ class Common:
         self.assertLess(time.monotonic() - started, 10)
 
 
-class Legacy(Common, unittest.TestCase):
-    """torch 1.13's own TCPStore server, hosted by this process."""
-    protocol = "legacy"
+def torch_protocol():
+    import torch
+    return "legacy" if torch.__version__.startswith("1.") else "validated"
+
+
+class TorchServer(Common, unittest.TestCase):
+    """torch's own TCPStore server (its default kind), hosted by this process."""
+    server_options = {}
+
+    @property
+    def protocol(self):
+        return torch_protocol()
 
     def serve(self):
         import torch.distributed as dist
         self.server = dist.TCPStore("127.0.0.1", 0, 1, True,
                                     timeout=datetime.timedelta(seconds=30),
-                                    wait_for_workers=False)
+                                    wait_for_workers=False, **self.server_options)
         return self.server.port
 
     def client(self):
@@ -94,7 +104,7 @@ class Legacy(Common, unittest.TestCase):
         code, lines, err = tool(port, ["set:from_ringlab=r", "get:from_torch", "add:count=4"],
                                 prefix="/worker/attempt_3/")
         self.assertEqual(code, 0, err)
-        self.assertEqual(lines, ["protocol legacy", "set from_ringlab", "get from_torch = t",
+        self.assertEqual(lines, [f"protocol {self.protocol}", "set from_ringlab", "get from_torch = t",
                                  "add count = 4"])
         self.assertEqual(torch_side.get("from_ringlab"), b"r")
         self.assertEqual(torch_side.add("count", 1), 5)
@@ -106,7 +116,7 @@ class Legacy(Common, unittest.TestCase):
         time.sleep(0.5)
         self.client().set("late", "arrived")
         out, _ = waiting.communicate(timeout=30)
-        self.assertEqual(out.splitlines(), ["protocol legacy", "get late = arrived"])
+        self.assertEqual(out.splitlines(), [f"protocol {self.protocol}", "get late = arrived"])
 
     def test_the_server_going_away_is_reported_as_lost(self):
         port = self.serve()
@@ -117,9 +127,14 @@ class Legacy(Common, unittest.TestCase):
         del self.server  # torch stops its server thread and closes the connections
         out, _ = client.communicate(timeout=30)
         lines = out.splitlines()
-        self.assertEqual(lines[:2], ["protocol legacy", "set x"])
+        self.assertEqual(lines[:2], [f"protocol {self.protocol}", "set x"])
         self.assertEqual(lines[2], "closed = 1")
         self.assertRegex(lines[3], r"^error lost: .*c10d store at 127\.0\.0\.1:\d+")
+
+
+class TorchClassicServer(TorchServer):
+    """torch 2.x's classic server (use_libuv=False), where torch has both."""
+    server_options = {"use_libuv": False}
 
 
 class Validated(Common, unittest.TestCase):
@@ -152,9 +167,12 @@ class NotAStore(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if KIND == "legacy":
+    if KIND == "torch":
         require_torch()
-        cases = [Legacy]
+        import torch.distributed as dist
+        cases = [TorchServer]
+        if "use_libuv" in (dist.TCPStore.__init__.__doc__ or ""):
+            cases.append(TorchClassicServer)
     else:
         cases = [Validated, ValidatedClassic, NotAStore]
     suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(c) for c in cases)
