@@ -1,5 +1,6 @@
 #include "python/bridge_group.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -31,6 +32,9 @@ std::int64_t agree_on_origin(store::KeyValueStore& store, int rank, Duration tim
   return std::stoll(store.get(key, timeout));
 }
 
+// How long rank 0 waits for the other ranks' trace files before it merges.
+constexpr Duration kMergePatience = std::chrono::seconds(30);
+
 }  // namespace
 
 BridgeGroup::BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec spec)
@@ -57,7 +61,16 @@ BridgeGroup::BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec 
   group_ = std::make_unique<ProcessGroup>(transport, options);
 }
 
-BridgeGroup::~BridgeGroup() = default;
+// A group destroyed before the program ends (dist.destroy_process_group())
+// still leaves its trace.
+BridgeGroup::~BridgeGroup() {
+  try {
+    const std::string line = finish();
+    if (!line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ringlab: rank %d: no trace written: %s\n", spec_.rank, e.what());
+  }
+}
 
 void BridgeGroup::announce(Collective c, std::size_t bytes) {
   if (spec_.rank != 0) return;
@@ -106,9 +119,10 @@ std::string BridgeGroup::write_rank_file(const std::string& folder) {
   return "";
 }
 
-// Rank 0, on its own trace: the other ranks write theirs as they finish.
+// Rank 0, on its own trace: the other ranks write theirs as they finish,
+// which is soon (their group goes when their program ends): kMergePatience.
 std::string BridgeGroup::merge_rank_files() {
-  const auto deadline = std::chrono::steady_clock::now() + spec_.timeout;
+  const auto deadline = std::chrono::steady_clock::now() + std::min(spec_.timeout, kMergePatience);
   std::vector<std::string> inputs;
   std::vector<int> missing;
   for (int q = 0; q < spec_.size; ++q) {

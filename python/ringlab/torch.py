@@ -236,6 +236,14 @@ class _Progress:
         return True
 
 
+def _milliseconds(variable):
+    text = os.environ[variable]
+    if not text.isdigit() or not 1 <= int(text) <= 2**31 - 1:
+        raise ValueError(f"{variable}={text} is not a number of milliseconds from 1 to "
+                         f"{2**31 - 1}: export {variable}=30000, say")
+    return int(text)
+
+
 def _init_base(group, store, rank, size):
     try:
         dist.ProcessGroup.__init__(group, rank, size)
@@ -286,7 +294,10 @@ class ProcessGroupRinglab(dist.ProcessGroup):
 
     def __init__(self, store, rank, size, timeout, options=None):
         _init_base(self, store, rank, size)
+        # RINGLAB_TIMEOUT_MS, when set, wins over torch's timeout, as in ringlab's programs.
         timeout_ms = max(1, int(timeout.total_seconds() * 1000))
+        if os.environ.get("RINGLAB_TIMEOUT_MS"):
+            timeout_ms = _milliseconds("RINGLAB_TIMEOUT_MS")
         self._group = _ringlab.Group(StoreAdapter(store), rank, size, timeout_ms,
                                      _settings(options))
         self._progress = _Progress(timeout_ms)

@@ -13,9 +13,18 @@ CASE:
   bench       ringlab bench under torchrun: the job's world, no -n
   python      examples/python/p2p.py on the ringlab backend under torchrun
 torch 1.13's torchrun takes --nproc_per_node (not --nproc-per-node, which 2.x added).
+Debian's torch 1.13 on Python 3.11 cannot run torchrun with its default
+--redirects 0 --tee 0 (Std.from_str finds no member for 0 or 3, as Python 3.11
+iterates only a Flag's single-bit members): every run here passes
+--redirects 2 --tee 1 (stdout to the console and a file, stderr to a file) and
+reads the ranks' stderr from --log_dir.
 """
 
+import glob
+import os
+import re
 import sys
+import tempfile
 
 from common import canonical, env_with, free_port, require_torch, run
 
@@ -34,8 +43,16 @@ def all_reduce_lines(world):
 
 
 def torchrun(*args, timeout=180):
-    command = [sys.executable, "-m", "torch.distributed.run", *args]
-    return run(command, env_with(), timeout=timeout)
+    """(exit code, the ranks' stdout without torchrun's "[default<r>]:" prefixes,
+    torchrun's stderr and then every rank's)."""
+    with tempfile.TemporaryDirectory(prefix="ringlab-torchrun-") as logs:
+        command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "2", "--tee",
+                   "1", "--log_dir", logs, *args]
+        code, out, err = run(command, env_with(), timeout=timeout)
+        for log in sorted(glob.glob(os.path.join(logs, "*", "attempt_*", "*", "stderr.log"))):
+            with open(log) as f:
+                err += f.read()
+    return code, re.sub(r"(?m)^\[default\d+\]:", "", out), err
 
 
 def static(world, *program):
