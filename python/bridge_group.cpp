@@ -39,7 +39,7 @@ constexpr Duration kMergePatience = std::chrono::seconds(30);
 
 BridgeGroup::BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec spec)
     : spec_(std::move(spec)) {
-  tcp::Rendezvous r;
+  tcp::WorldSpec r;
   r.rank = spec_.rank;
   r.world_size = spec_.size;
   r.bind_addr = spec_.bind_addr;

@@ -43,7 +43,7 @@ def all_reduce_lines(world):
 
 
 def torchrun(*args, timeout=180):
-    """(exit code, the ranks' stdout without torchrun's "[default<r>]:" prefixes,
+    """(exit code, the ranks' stdout without torchrun's "[default<r>]:" marks,
     torchrun's stderr and then every rank's)."""
     with tempfile.TemporaryDirectory(prefix="ringlab-torchrun-") as logs:
         command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "2", "--tee",
@@ -52,7 +52,8 @@ def torchrun(*args, timeout=180):
         for log in sorted(glob.glob(os.path.join(logs, "*", "attempt_*", "*", "stderr.log"))):
             with open(log) as f:
                 err += f.read()
-    return code, re.sub(r"(?m)^\[default\d+\]:", "", out), err
+    # torchrun marks each line with the worker it came from: "[default3]:".
+    return code, re.sub(r"(?m)^\[[A-Za-z_]*\d+\]:", "", out), err
 
 
 def static(world, *program):
