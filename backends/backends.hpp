@@ -86,6 +86,12 @@ std::string default_backend();  // "tcp"
 // or when the backend is not in this build: find_backend says that).
 std::string cannot_run(std::string_view backend, int world);
 
+// The world of the job that started this process as one of its ranks
+// (WORLD_SIZE with RANK; Slurm's and Open MPI's pairs too), or 0 when no
+// launcher did. Lessons, the tour and the benchmark run on this many ranks
+// unless told -n (and -n that disagrees fails in the tcp backend, naming both).
+int launched_world_size();
+
 // find_backend(backend).run_world(world, body, group), the world traced into
 // `trace` when one is given (a backend that cannot trace throws
 // std::invalid_argument saying so).

@@ -13,4 +13,8 @@ function(ringlab_library name)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/ringlab>)
   target_link_libraries(${name} PRIVATE $<BUILD_INTERFACE:ringlab_warnings>)
   set_property(GLOBAL APPEND PROPERTY RINGLAB_LIBRARIES ${name})
+  # Position-independent, so that the static libraries also link into shared
+  # objects: the Python extension (python/), a user's shared library on an
+  # installed ringlab. Executables keep the compiler's default.
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()

@@ -54,10 +54,6 @@ struct Lesson {
   // Set for a lesson that starts worlds of its own, on several backends,
   // instead of running `run` on every rank of one (run is then nullptr).
   void (*run_itself)(const RunOptions& options) = nullptr;
-  // Set for a lesson made to run under an elastic launcher, whose world
-  // changes from round to round: without --world-size, a process the
-  // launcher started (RANK and WORLD_SIZE set) runs on WORLD_SIZE ranks.
-  bool world_from_launcher = false;
   // Why `ringlab tour` shows this lesson's header but does not run it ("":
   // it runs).
   std::string_view not_in_tour = "";

@@ -209,7 +209,6 @@ constexpr Lesson kLessons[] = {
                 "restart; made for ringlab run --nnodes 1:3 (docs/elastic.md), so not in the tour",
      .default_world_size = 4,
      .run = train_elastic,
-     .world_from_launcher = true,
      .not_in_tour = "alone it trains 100 epochs, 400 lines of losses; see docs/elastic.md for the "
                     "two-node demo, or try ringlab lesson train_elastic --max-epoch 3 --checkpoint "
                     "/tmp/c.pt",

@@ -16,20 +16,12 @@ std::string joined(const std::vector<std::string>& names) {
   return text;
 }
 
-// WORLD_SIZE when a launcher (ringlab run, torchrun) started this process as
-// a rank, else 0.
-int launcher_world_size() {
-  const char* rank = std::getenv("RANK");
-  const char* world = std::getenv("WORLD_SIZE");
-  return rank && world ? std::max(0, std::atoi(world)) : 0;
-}
-
-// The worlds a run of the lesson uses: --world-size, or the launcher's for
-// a lesson that follows it, or the default (and the lesson's second world).
+// The worlds a run of the lesson uses: --world-size, or the world of the job
+// a launcher (ringlab run, torchrun) started this process in, or the default
+// (and the lesson's second world).
 std::vector<int> worlds_of(const Lesson& lesson, const RunOptions& options) {
   if (options.world_size > 0) return {options.world_size};
-  if (const int launched = launcher_world_size(); lesson.world_from_launcher && launched > 0)
-    return {launched};
+  if (const int launched = backends::launched_world_size(); launched > 0) return {launched};
   std::vector<int> worlds{lesson.default_world_size};
   if (lesson.then_world_size > 0) worlds.push_back(lesson.then_world_size);
   return worlds;

@@ -20,8 +20,8 @@
 //       --rdzv_backend=c10d --rdzv_endpoint="HOST:1234" --rdzv-conf token_file=job.token
 //       ringlab lesson train_elastic --epoch-seconds 1
 // (every node gives the job's secret, job.token or RINGLAB_JOB_TOKEN).
-// There its world is the launcher's WORLD_SIZE in each round (the Lesson
-// row's world_from_launcher). Alone, it is a lesson like the others: the tcp
+// There its world is the launcher's WORLD_SIZE in each round, as every
+// lesson's is under a launcher. Alone, it is a lesson like the others: the tcp
 // backend starts its 4 ranks (--world-size, --backend as usual).
 //
 // Which epoch resumes: the article's way. After epoch i's step, rank 0 saves

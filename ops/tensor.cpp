@@ -124,6 +124,37 @@ Tensor::Tensor(DType dtype, std::vector<std::int64_t> shape)
   storage_.assign(numel() * element_size(dtype_), std::byte{0});
 }
 
+Tensor::Tensor(const Tensor& other)
+    : dtype_(other.dtype_),
+      shape_(other.shape_),
+      storage_(other.bytes().begin(), other.bytes().end()) {}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this == &other) return *this;
+  std::vector<std::byte> copied(other.bytes().begin(), other.bytes().end());
+  dtype_ = other.dtype_;
+  shape_ = other.shape_;
+  storage_ = std::move(copied);
+  view_ = nullptr;
+  view_bytes_ = 0;
+  return *this;
+}
+
+Tensor Tensor::view(DType dtype, std::int64_t numel, std::byte* data) {
+  if (numel < 0)
+    throw std::invalid_argument("Tensor size must be non-negative, got " + std::to_string(numel));
+  if (numel > 0 && data == nullptr)
+    throw std::invalid_argument("a view of " + std::to_string(numel) + " elements needs memory");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = {numel};
+  t.view_bytes_ = static_cast<std::size_t>(numel) * element_size(dtype);
+  // An empty view still needs a non-null base, so is_view() says what it is.
+  static std::byte nothing{};
+  t.view_ = data ? data : &nothing;
+  return t;
+}
+
 Tensor Tensor::zeros(std::int64_t n, DType dtype) { return Tensor(dtype, {n}); }
 
 Tensor Tensor::scalar(double value, DType dtype) {
@@ -204,13 +235,14 @@ Tensor Tensor::operator[](std::int64_t i) const {
   const std::size_t index = static_cast<std::size_t>(i < 0 ? i + size : i);  // Python's t[-1]
   Tensor element(dtype_, {});
   const std::size_t esize = element_size(dtype_);
-  std::copy_n(storage_.begin() + static_cast<std::ptrdiff_t>(index * esize), esize,
-              element.storage_.begin());
+  std::copy_n(base() + index * esize, esize, element.storage_.begin());
   return element;
 }
 
 bool Tensor::same_values(const Tensor& other) const {
-  return dtype_ == other.dtype_ && shape_ == other.shape_ && storage_ == other.storage_;
+  const auto mine = bytes(), theirs = other.bytes();
+  return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+         std::equal(mine.begin(), mine.end(), theirs.begin(), theirs.end());
 }
 
 // ---------------------------------------------------------------------------
@@ -223,7 +255,10 @@ Tensor& Tensor::operator+=(double v) {
                                 torch_dtype(dtype_) + " (adding " + std::to_string(v) +
                                 " in place to an integer tensor)");
   }
-  *this = apply_scalar(*this, v, ScalarOp::Add);
+  // Written into this tensor's own bytes, so that a view changes the memory
+  // it views.
+  const Tensor sum = apply_scalar(*this, v, ScalarOp::Add);
+  std::copy(sum.bytes().begin(), sum.bytes().end(), bytes().begin());
   return *this;
 }
 

@@ -9,7 +9,8 @@
 //    challenges, token_proof.hpp). StoreLimits bounds what any client can
 //    make it hold or wait for.
 //  - Store is a client: set/get/add/wait/compare_set/check/delete/num_keys,
-//    with a timeout on every wait.
+//    with a timeout on every wait. It is one KeyValueStore
+//    (key_value_store.hpp); C10dStore (c10d_client.hpp), PyTorch's, is another.
 // The wire format is protocol.hpp's.
 #pragma once
 
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "ops/comm_error.hpp"
+#include "store/key_value_store.hpp"
 
 namespace ringlab::store {
 
@@ -102,7 +104,7 @@ class StoreServer {
 // bytes held in std::string. One request at a time per Store object (calls
 // from several threads are serialised); use one Store per thread for
 // concurrent blocking waits.
-class Store {
+class Store final : public KeyValueStore {
  public:
   // Connects to host:port, retrying until `timeout` (rank 0 may start later);
   // then throws CommError "could not reach the store at HOST:PORT within N ms:
@@ -111,38 +113,38 @@ class Store {
   // job_token (another job's), fails at once, saying so.
   Store(const std::string& host, int port, Duration timeout = kDefaultTimeout,
         std::string job_token = {});
-  ~Store();
+  ~Store() override;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   // The timeout used by the overloads that take none.
-  Duration timeout() const;
-  void set_timeout(Duration timeout);
-  std::string address() const;  // "host:port"
+  Duration timeout() const override;
+  void set_timeout(Duration timeout) override;
+  std::string address() const override;  // "host:port"
 
-  void set(const std::string& key, std::string_view value);
+  using KeyValueStore::get;
+  using KeyValueStore::wait;
+  void set(const std::string& key, std::string_view value) override;
   // Waits until the key exists, then returns its value; TimeoutError naming the
   // key after `timeout`.
-  std::string get(const std::string& key, Duration timeout);
-  std::string get(const std::string& key) { return get(key, timeout()); }
+  std::string get(const std::string& key, Duration timeout) override;
   // Adds delta to the integer stored at key (0 if absent) and returns the sum.
-  std::int64_t add(const std::string& key, std::int64_t delta);
+  std::int64_t add(const std::string& key, std::int64_t delta) override;
   // Waits until every key exists; TimeoutError naming the missing ones.
-  void wait(const std::vector<std::string>& keys, Duration timeout);
-  void wait(const std::vector<std::string>& keys) { wait(keys, timeout()); }
+  void wait(const std::vector<std::string>& keys, Duration timeout) override;
   // Sets key to desired if its value is expected (or if it is absent and
   // expected is empty); returns the value after the operation (TCPStore's
   // compare_set).
   std::string compare_set(const std::string& key, std::string_view expected,
-                          std::string_view desired);
+                          std::string_view desired) override;
   // True if every key exists (does not wait).
-  bool check(const std::vector<std::string>& keys);
+  bool check(const std::vector<std::string>& keys) override;
   // Removes key; true if it existed.
-  bool delete_key(const std::string& key);
-  std::int64_t num_keys();
+  bool delete_key(const std::string& key) override;
+  std::int64_t num_keys() override;
   // True once the server has closed this client's connection (looked at
   // without waiting; false while another thread has a request in flight).
-  bool connection_closed();
+  bool connection_closed() override;
 
   class Impl;
 

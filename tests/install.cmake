@@ -3,7 +3,7 @@
 # (tests/test_examples.sh).
 add_test(NAME test_install
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh ${PROJECT_BINARY_DIR}
-                 ${PROJECT_SOURCE_DIR})
+                 ${PROJECT_SOURCE_DIR} "${RINGLAB_PYTHON_EXECUTABLE}" "${RINGLAB_PYTHON_INSTALL_DIR}")
 set_tests_properties(test_install PROPERTIES TIMEOUT 300)
 
 add_test(NAME test_examples

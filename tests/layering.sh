@@ -12,7 +12,8 @@
 #   primitives           collective algorithms, ProcessGroup
 #   launcher simulator   siblings: neither includes the other
 #   backends             the backend table, init_process_group(name)
-#   training             the training library
+#   training python      siblings: the training library; the Python package
+#                        (torch.distributed's backend "ringlab")
 #   training_sim         a training step recorded on the simulator, the overlap model
 #   lessons exercises    siblings: the article programs; `ringlab exercise`
 #   bench                benchmark rows
@@ -71,7 +72,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
     if (unit == "primitives") return 20
     if (unit == "launcher" || unit == "simulator") return 30
     if (unit == "backends") return 40
-    if (unit == "training") return 50
+    if (unit == "training" || unit == "python") return 50
     if (unit == "training_sim") return 55
     if (unit == "lessons" || unit == "exercises") return 60
     if (unit == "bench") return 70

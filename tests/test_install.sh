@@ -7,9 +7,14 @@
 #      from that prefix (examples/CMakeLists.txt), compiling that one file;
 #   4. run it on 2 ranks with the installed `ringlab run`, and compare what it
 #      prints with the closed form: rank r starts with [1 + 2r, 2 + 2r], and
-#      after the all_reduce every rank holds [P*P, P*P + P] = [4, 6].
+#      after the all_reduce every rank holds [P*P, P*P + P] = [4, 6];
+#   5. where the build made the Python package: it is installed under the
+#      prefix where that interpreter looks for packages installed under a
+#      prefix (for /usr/local, the default, on its own), and imports from there.
 #
-# Usage: test_install.sh BUILD_DIR SOURCE_DIR
+# Usage: test_install.sh BUILD_DIR SOURCE_DIR [PYTHON PACKAGE_DIR]
+#   PYTHON, PACKAGE_DIR: the interpreter the package was built for and its
+#   folder relative to the prefix (RINGLAB_PYTHON_INSTALL_DIR); none: not built.
 set -euo pipefail
 
 build=$(cd "$1" && pwd)
@@ -120,3 +125,21 @@ if ! diff <(printf '%s' "$expected" | sort) <(sort "$work/run.out") >&2; then
   fail "all_reduce printed the lines marked > where the closed form says those marked <"
 fi
 echo "installed to a prefix, built examples/all_reduce.cpp against it, ran it on $world ranks: ok"
+
+# ---- 5. the Python package -----------------------------------------------------------
+python=${3:-}
+package_dir=${4:-}
+if [[ -n $python && -n $package_dir ]]; then
+  package=$prefix/$package_dir/ringlab
+  [[ -f $package/__init__.py && -f $package/torch.py ]] ||
+    fail "the Python package ringlab is not installed in $prefix/$package_dir"
+  compgen -G "$package/_ringlab*.so" > /dev/null || fail "no extension _ringlab*.so in $package"
+  searched=$("$python" -c "import sysconfig; print(sysconfig.get_path('platlib'))")
+  [[ $searched == */$package_dir ]] ||
+    fail "$python looks for installed packages in $searched, not in PREFIX/$package_dir"
+  imported=$(cd "$work" && env -u PYTHONPATH PYTHONPATH="$prefix/$package_dir" "$python" -c \
+    "import ringlab; print(ringlab.__file__); print(ringlab.collectives())") ||
+    fail "the installed package does not import"
+  [[ $imported == "$package/__init__.py"* ]] || fail "imported ringlab from elsewhere: $imported"
+  echo "the Python package is in $prefix/$package_dir ($python searches $searched): ok"
+fi

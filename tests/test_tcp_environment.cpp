@@ -58,6 +58,23 @@ TEST_CASE("torchrun's variables") {
   CHECK(r.timeout == kDefaultTimeout);
 }
 
+TEST_CASE("torchrun's agent store: every rank its client, keys under the attempt's prefix") {
+  const WorldSpec plain = read(kTorchrun);
+  CHECK_FALSE(plain.agent_store);
+  CHECK(plain.store_prefix.empty());
+  // torch 1.13's --standalone says False: rank 0 hosts a store as usual.
+  CHECK_FALSE(read(with(kTorchrun, {{"TORCHELASTIC_USE_AGENT_STORE", "False"}})).agent_store);
+  const WorldSpec agent = read(with(kTorchrun, {{"TORCHELASTIC_USE_AGENT_STORE", "True"}}));
+  CHECK(agent.agent_store);
+  CHECK(agent.store_prefix == "/worker/attempt_0/");
+  const WorldSpec restarted = read(with(
+      kTorchrun, {{"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"TORCHELASTIC_RESTART_COUNT", "3"}}));
+  CHECK(restarted.store_prefix == "/worker/attempt_3/");
+  const std::string negative = error_of(with(
+      kTorchrun, {{"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"TORCHELASTIC_RESTART_COUNT", "-1"}}));
+  CHECK(negative.find("TORCHELASTIC_RESTART_COUNT=-1") != std::string::npos);
+}
+
 TEST_CASE("MASTER_ADDR defaults to loopback; LOCAL_RANK to 0") {
   const WorldSpec r = read(without(without(kTorchrun, "MASTER_ADDR"), "LOCAL_RANK"));
   CHECK(r.master_addr == "127.0.0.1");

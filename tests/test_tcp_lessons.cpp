@@ -213,10 +213,17 @@ TEST_CASE("a lesson that fails on its ranks fails the run, naming a rank") {
   CHECK(run.output.find("ringlab: error: tcp backend: rank ") != std::string::npos);
 }
 
-TEST_CASE("a lesson started by ringlab run must agree with its WORLD_SIZE") {
-  const Run mismatch = run_shell(kCleanEnvironment + RINGLAB_EXE +
+TEST_CASE("a lesson started by ringlab run takes the job's world; an -n that disagrees fails") {
+  // Without -n the lesson runs on the job's WORLD_SIZE, not its default 4.
+  const Run launched = run_shell(kCleanEnvironment + RINGLAB_EXE +
                                  " run --nproc-per-node 2 --time-limit-ms 30000 -- " +
                                  RINGLAB_EXE + " lesson reduce --timeout-ms 5000");
+  CHECK(launched.status == 0);
+  CHECK(ringlab::lessons::canonicalize(launched.output) == expected_reduce(2, 1));
+
+  const Run mismatch = run_shell(kCleanEnvironment + RINGLAB_EXE +
+                                 " run --nproc-per-node 2 --time-limit-ms 30000 -- " +
+                                 RINGLAB_EXE + " lesson reduce -n 4 --timeout-ms 5000");
   CHECK(mismatch.status != 0);
   CHECK(mismatch.output.find("of a world of 2") != std::string::npos);
   CHECK(mismatch.output.find("asked to run 4 ranks: pass --world-size 2") != std::string::npos);

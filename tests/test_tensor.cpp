@@ -393,3 +393,36 @@ TEST_CASE("a list of tensors prints like Python's list repr") {
   CHECK(ringlab::to_string({Tensor::scalar(1), Tensor::zeros(0, DType::Int32)}) ==
         "[tensor(1.), tensor([], dtype=torch.int32)]");
 }
+
+TEST_CASE("a view works on the memory it is given; copying it makes storage of its own") {
+  std::vector<std::int64_t> memory{1, 2, 3};
+  Tensor view = Tensor::view(DType::Int64, 3, reinterpret_cast<std::byte*>(memory.data()));
+  CHECK(view.is_view());
+  CHECK(view.numel() == 3);
+  CHECK(view.nbytes() == 24);
+  view += 10;  // writes through to the memory
+  CHECK(memory == std::vector<std::int64_t>{11, 12, 13});
+  memory[0] = 7;
+  CHECK(view.item_as_double(0) == 7);
+
+  Tensor copy = view;
+  CHECK_FALSE(copy.is_view());
+  CHECK(copy.same_values(view));
+  copy += 1;
+  CHECK(memory == std::vector<std::int64_t>{7, 12, 13});
+  CHECK(copy.to_string() == "tensor([ 8, 13, 14])");
+
+  Tensor assigned;
+  assigned = view;
+  CHECK_FALSE(assigned.is_view());
+  Tensor moved = std::move(view);
+  CHECK(moved.is_view());
+  moved += 1;
+  CHECK(memory == std::vector<std::int64_t>{8, 13, 14});
+
+  Tensor empty = Tensor::view(DType::Float32, 0, nullptr);
+  CHECK(empty.is_view());
+  CHECK(empty.numel() == 0);
+  CHECK_THROWS_WITH_AS(Tensor::view(DType::Float32, 2, nullptr), doctest::Contains("needs memory"),
+                       std::invalid_argument);
+}

@@ -122,7 +122,10 @@ void add_bench_command(CLI::App& app) {
                   "algorithm name (default: the process group's; all_reduce: auto)");
   sub->add_option("--backend", cmd->backend, "where the ranks run: " + backends::backends_help())
       ->check(CLI::IsMember(backends::backend_names()));
-  sub->add_option("-n,--ranks", cmd->ranks, "number of ranks (loopback: of connections)")->check(CLI::Range(1, 1024));
+  sub->add_option("-n,--ranks", cmd->ranks,
+                  "number of ranks (default 4, or the world of the job that started this "
+                  "process; loopback: of connections)")
+      ->check(CLI::Range(1, 1024));
   sub->add_option("--sizes", cmd->sizes, "MIN:MAX bytes, doubling (e.g. 4K:64M)");
   sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
   sub->add_option("--redop", cmd->redop, "sum, avg, min, max");
@@ -139,6 +142,9 @@ void add_bench_command(CLI::App& app) {
   add_trace_option(*sub, cmd->trace);
   sub->callback([cmd, sub] {
     auto& o = cmd->options;
+    // Started as a rank of a job (ringlab run, torchrun): the job's world.
+    if (sub->count("--ranks") == 0 && backends::launched_world_size() > 0)
+      cmd->ranks = backends::launched_world_size();
     std::tie(o.min_bytes, o.max_bytes) = bench::parse_size_range(cmd->sizes);
     if (o.op == "loopback") {  // no ranks: -n plain connections (bench/loopback.hpp)
       bench::check_sizes(o);

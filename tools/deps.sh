@@ -8,6 +8,8 @@ packages=(cmake make g++ ninja-build ccache pkg-config
           doctest-dev libboost-dev libcli11-dev nlohmann-json3-dev libssl-dev
           libimgui-dev libglfw3-dev libgl-dev xvfb xauth fonts-dejavu-core
           iproute2
+          python3-dev pybind11-dev   # the Python package (python/)
+          python3-torch              # its tests and the c10d store tests only
           clang-14 libfuzzer-14-dev libclang-rt-14-dev)  # tools/fuzz.sh
 missing=()
 for p in "${packages[@]}"; do

@@ -57,7 +57,8 @@ void apply_common(LessonCommand& cmd) {
 
 void add_common_options(CLI::App& sub, LessonCommand& cmd) {
   sub.add_option("--world-size,-n", cmd.options.world_size,
-                 "number of ranks (default: the article's)")
+                 "number of ranks (default: the article's, or the world of the job that started "
+                 "this process)")
       ->check(CLI::Range(1, 1024));
   sub.add_option("--backend", cmd.options.backend,
                  "where the ranks run (default " + backends::default_backend() +

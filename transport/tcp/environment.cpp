@@ -57,6 +57,23 @@ Duration parse_milliseconds(const Found& found) {
   return Duration(ms);
 }
 
+// torchrun's agent hosts a c10d TCPStore at MASTER_ADDR:MASTER_PORT and says
+// so (TORCHELASTIC_USE_AGENT_STORE=True); its workers' keys live under
+// /worker/attempt_<TORCHELASTIC_RESTART_COUNT>/ (torch/distributed/rendezvous.py).
+void read_agent_store(const EnvironmentLookup& lookup, WorldSpec& r) {
+  const auto agent = first_of(lookup, {"TORCHELASTIC_USE_AGENT_STORE"});
+  if (!agent || agent->value != "True") return;
+  r.agent_store = true;
+  long long attempt = 0;
+  if (const auto restarts = first_of(lookup, {"TORCHELASTIC_RESTART_COUNT"})) {
+    attempt = parse_integer(*restarts, "<the launcher's restart count, e.g. 0>");
+    if (attempt < 0)
+      throw std::invalid_argument("TORCHELASTIC_RESTART_COUNT=" + restarts->value +
+                                  " is negative: it counts the launcher's restarts, from 0");
+  }
+  r.store_prefix = "/worker/attempt_" + std::to_string(attempt) + "/";
+}
+
 }  // namespace
 
 WorldSpec from_environment() {
@@ -136,6 +153,7 @@ WorldSpec from_environment(const EnvironmentLookup& lookup) {
           "RINGLAB_JOB_TOKEN=$(openssl rand -hex 32)");
     r.job_token = token->value;
   }
+  read_agent_store(lookup, r);
   return r;
 }
 

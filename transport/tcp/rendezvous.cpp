@@ -3,7 +3,12 @@
 //
 //  1. Rank 0 starts the store server at bind_addr:master_port; every rank
 //     connects a Store client to master_addr:master_port (retrying until the
-//     timeout, since rank 0 may start last).
+//     timeout, since rank 0 may start last). Unless somebody else hosts the
+//     store: torchrun's agent (WorldSpec::agent_store, a c10d TCPStore every
+//     rank reaches with store/c10d_client.hpp), or the caller of
+//     connect(world, store) (the Python package, with torch's store). Then no
+//     rank hosts one, and rank 0 says once that the job is open if it has no
+//     token, since such a store authenticates nobody.
 //  2. Rank 0 publishes the job: a random job id and its world size. The others
 //     read it and check their WORLD_SIZE against it; every rank claims its
 //     RANK (two processes with the same RANK fail at once).
@@ -26,7 +31,7 @@
 // abort frame naming that rank to the peers connected so far, so the ones
 // already waiting in their first collective name it too. The store lives in
 // rank 0: losing it (its connection closes, or it stops answering) is
-// reported as losing rank 0. At the end of step 5 rank 0 gives the ranks
+// reported as losing rank 0 (or the launcher, whose store it was). At the end of step 5 rank 0 gives the ranks
 // still connecting a little longer than its own deadline to say whom they
 // wait for (their aborts), so it names the rank they all wait on, not the
 // lowest one missing.
@@ -39,6 +44,7 @@
 #include <thread>
 
 #include "store/asio.hpp"
+#include "store/c10d_client.hpp"
 #include "store/log.hpp"
 #include "transport/tcp/crowding.hpp"
 #include "transport/tcp/framing.hpp"
@@ -131,7 +137,8 @@ constexpr auto kEndWatchInterval = std::chrono::milliseconds(20);
 // Step 5 on rank 0: waits until every other rank is done, watching the
 // connections (sockets[q] to rank q). Throws naming the rank at fault, after
 // telling the others.
-void wait_until_all_done(const WorldSpec& r, Store& store, Clock::time_point deadline,
+void wait_until_all_done(const WorldSpec& r, store::KeyValueStore& store,
+                         Clock::time_point deadline,
                          WaitReport& report, std::vector<asio::ip::tcp::socket>& sockets) {
   const std::string me = "rank " + std::to_string(r.rank);
   std::vector<std::string> done_keys;
@@ -210,7 +217,7 @@ constexpr Duration kProbe{250};
 
 // A short question to the store: false if it does not answer (a stopped or
 // hung rank 0). The store keeps its timeout.
-bool store_answers(Store& store, Duration patience) {
+bool store_answers(store::KeyValueStore& store, Duration patience) {
   const Duration saved = store.timeout();
   store.set_timeout(patience);
   try {
@@ -225,13 +232,21 @@ bool store_answers(Store& store, Duration patience) {
 
 std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                                             std::unique_ptr<TcpTransport::Impl>& impl);
+std::shared_ptr<TcpTransport> connect_through_launcher_store(
+    const WorldSpec& r, std::unique_ptr<TcpTransport::Impl>& impl);
+std::shared_ptr<store::KeyValueStore> reach_c10d_store(const WorldSpec& r);
 
 }  // namespace
 
 std::shared_ptr<TcpTransport> connect(const WorldSpec& r) {
   check_rendezvous(r);
-  const std::string me = "rank " + std::to_string(r.rank);
   auto impl = std::make_unique<TcpTransport::Impl>();
+  if (r.agent_store) {
+    // torchrun's agent hosts the store: nobody here does.
+    impl->store = reach_c10d_store(r);
+    return connect_through_launcher_store(r, impl);
+  }
+  const std::string me = "rank " + std::to_string(r.rank);
   if (r.rank == 0) {
     try {
       return connect_steps(r, impl);
@@ -247,7 +262,46 @@ std::shared_ptr<TcpTransport> connect(const WorldSpec& r) {
   }
 }
 
+std::shared_ptr<TcpTransport> connect(const WorldSpec& r,
+                                      std::shared_ptr<store::KeyValueStore> given) {
+  if (!given) throw std::invalid_argument("tcp::connect: no store given");
+  check_rendezvous(r);
+  auto impl = std::make_unique<TcpTransport::Impl>();
+  impl->store = std::move(given);
+  return connect_through_launcher_store(r, impl);
+}
+
 namespace {
+
+// The steps on a store somebody else hosts: the ranks are its clients, and
+// losing it is losing the launcher, not rank 0.
+std::shared_ptr<TcpTransport> connect_through_launcher_store(
+    const WorldSpec& r, std::unique_ptr<TcpTransport::Impl>& impl) {
+  const std::string me = "rank " + std::to_string(r.rank);
+  if (r.rank == 0 && r.job_token.empty())
+    log_line(me + ": this job is open: its store (" + impl->store->address() +
+             ") has no authentication and RINGLAB_JOB_TOKEN is not set, so the ranks listen "
+             "on loopback only, and any process on this machine can join the job. Export the "
+             "same RINGLAB_JOB_TOKEN=<secret> to every rank to have the ranks prove it to each "
+             "other");
+  try {
+    return connect_steps(r, impl);
+  } catch (const StoreLostError& lost) {
+    throw CommError(me + ": lost the launcher's store: " + lost.what());
+  }
+}
+
+// The c10d TCPStore torchrun's agent hosts at MASTER_ADDR:MASTER_PORT.
+std::shared_ptr<store::KeyValueStore> reach_c10d_store(const WorldSpec& r) {
+  try {
+    return std::make_shared<store::C10dStore>(r.master_addr, r.master_port, r.timeout,
+                                              r.store_prefix);
+  } catch (const CommError& error) {
+    throw CommError("rank " + std::to_string(r.rank) +
+                    " (TORCHELASTIC_USE_AGENT_STORE=True: the launcher hosts the store): " +
+                    error.what());
+  }
+}
 
 // Step 1: rank 0 starts the store, served only to those who prove they know
 // the job token; every rank connects to it.
@@ -286,7 +340,7 @@ void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
 
 // Step 2: rank 0 names the job; every rank checks the world size and claims
 // its rank. Returns the job id.
-std::uint64_t join_job(const WorldSpec& r, Store& store, Clock::time_point deadline) {
+std::uint64_t join_job(const WorldSpec& r, store::KeyValueStore& store, Clock::time_point deadline) {
   const std::string me = "rank " + std::to_string(r.rank);
   const std::string job_key = kPrefix + "job";
   if (r.rank == 0)
@@ -307,7 +361,8 @@ std::uint64_t join_job(const WorldSpec& r, Store& store, Clock::time_point deadl
 
 // Step 3: publishes this rank's listener (port) and reads the addresses of
 // the lower ranks, which this rank connects to (addresses[q], q < rank).
-std::vector<std::string> exchange_addresses(const WorldSpec& r, Store& store, int port,
+std::vector<std::string> exchange_addresses(const WorldSpec& r, store::KeyValueStore& store,
+                                            int port,
                                             Clock::time_point deadline) {
   const std::string host = advertised_host(r);
   const bool v6 = host.find(':') != std::string::npos;
@@ -336,8 +391,8 @@ std::vector<std::string> exchange_addresses(const WorldSpec& r, Store& store, in
 std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                                             std::unique_ptr<TcpTransport::Impl>& impl) {
   const auto deadline = Clock::now() + r.timeout;
-  open_store(r, *impl);  // 1
-  Store& store = *impl->store;
+  if (!impl->store) open_store(r, *impl);  // 1, unless the launcher's store was given
+  store::KeyValueStore& store = *impl->store;
   impl->job_id = join_job(r, store, deadline);  // 2
 
   // 3. Listen and publish.
@@ -356,8 +411,8 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                    [&store, &r] { return store_answers(store, std::min(r.timeout, kProbe)); });
   connected = mesh.run(addresses);
 
-  // 5. Rank 0 hosts the store: it returns only when every other rank has
-  // finished with it (connected to everyone), so no rank loses the store in
+  // 5. Rank 0 hosts the store (or stands for whoever does): it returns only
+  // when every other rank has finished with it (connected to everyone), so no rank loses the store in
   // the middle of its rendezvous because rank 0 finished and exited. A set's
   // answer is sent before the waiters are woken, so every rank has its answer.
   if (r.rank != 0)

@@ -83,6 +83,13 @@ struct WorldSpec {
   // (engine_writer.cpp), so a rank sends while it receives and reduces.
   // Tests lower it to send everything that way.
   std::size_t writer_bytes = kWriterBytes;
+  // TORCHELASTIC_USE_AGENT_STORE=True: torchrun's agent hosts a c10d
+  // TCPStore at master_addr:master_port (store/c10d_client.hpp). Every rank
+  // is its client and no rank hosts a store. The ranks' keys go under
+  // store_prefix, as torch's workers' do: "/worker/attempt_N/", N =
+  // TORCHELASTIC_RESTART_COUNT.
+  bool agent_store = false;
+  std::string store_prefix;
 };
 
 // Looks up one environment variable; nullptr when unset.
@@ -92,7 +99,9 @@ using EnvironmentLookup = std::function<const char*(const char* name)>;
 // names); falls back to Slurm's SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID and
 // Open MPI's OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE /
 // OMPI_COMM_WORLD_LOCAL_RANK; then RINGLAB_BIND_ADDR, RINGLAB_TIMEOUT_MS,
-// RINGLAB_HANDSHAKE_TIMEOUT_MS, RINGLAB_JOB_TOKEN. MASTER_ADDR defaults to 127.0.0.1; the others
+// RINGLAB_HANDSHAKE_TIMEOUT_MS, RINGLAB_JOB_TOKEN, and torchrun's
+// TORCHELASTIC_USE_AGENT_STORE and TORCHELASTIC_RESTART_COUNT. MASTER_ADDR
+// defaults to 127.0.0.1; the others
 // that have no default throw std::invalid_argument naming the variable and what
 // to set ("MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's
 // store listens on)", "RANK=4 but WORLD_SIZE=4: RANK must be in 0..3").
@@ -117,9 +126,11 @@ class TcpTransport final : public Transport {
                 MutBytes recv_data) override;
 
   // The rendezvous store this rank used (rank 0 also hosts it, for as long as
-  // this transport lives). Other backends (NCCL) publish their ids in it.
-  store::Store& store();
-  std::shared_ptr<store::Store> shared_store();
+  // this transport lives, unless somebody else does: torchrun's agent, the
+  // caller of connect(world, store)). Other backends (NCCL) publish their ids
+  // in it.
+  store::KeyValueStore& store();
+  std::shared_ptr<store::KeyValueStore> shared_store();
   // The job id every rank agreed on through the store (in the handshakes).
   std::uint64_t job_id() const;
   // Agreed when the ranks connected (crowding.hpp).
@@ -138,6 +149,13 @@ class TcpTransport final : public Transport {
 // ranks it still waits for. Throws CommError/TimeoutError on timeout naming
 // the ranks that did not show up. (Returns the TcpTransport so callers reach
 // store(); it converts to std::shared_ptr<Transport>.)
+// With world.agent_store, no rank hosts a store: every rank is a client of
+// the launcher's c10d TCPStore.
 std::shared_ptr<TcpTransport> connect(const WorldSpec& world);
+// The same through a store somebody else hosts and this process already
+// reached (the Python package passes the store torch.distributed hands its
+// backend): no rank hosts one; world.master_addr/master_port are not used.
+std::shared_ptr<TcpTransport> connect(const WorldSpec& world,
+                                      std::shared_ptr<store::KeyValueStore> store);
 
 }  // namespace ringlab::tcp

@@ -1,0 +1,439 @@
+"""torch.distributed's backend "ringlab": ringlab's hand-written collectives
+over ringlab's TCP transport, in place on the CPU tensors' own memory.
+
+    import ringlab.torch
+    dist.init_process_group("ringlab", rank=rank, world_size=size)
+
+Every init_method works (env://, tcp://, file://, a store): the ranks meet
+through the store torch hands the backend, then talk over connections of
+their own. Choosing algorithms:
+
+    RINGLAB_ALGORITHMS=all_reduce=ring,broadcast=binomial python3 prog.py
+    dist.init_process_group("ringlab", pg_options=ringlab.torch.Options(
+        algorithms={"all_reduce": "ring"}))
+
+Rank 0 says on stderr which algorithm each collective ran. RINGLAB_TRACE=DIR
+writes a Perfetto trace of the default group to DIR/trace.json (each rank
+writes DIR/rank<r>.json, rank 0 merges them when the program ends); under
+`ringlab run --trace FILE` the ranks' files go to the launcher, which merges
+them into FILE.
+
+Why the Work objects come from torch futures: C++ code inside torch (DDP's
+constructor, its reducer) calls wait() on the Work a Python process group
+returns after Python has dropped it, and a pybind11 trampoline cannot reach
+a Python override whose object is gone: torch 1.13 then waits in
+c10d::Work::wait for a completion nobody signals. A Work made by
+_create_work_from_future lives in C++ whole. Collectives therefore finish
+before they return (their futures are complete); isend/irecv finish later,
+and a thread per group completes their futures (docs/pytorch.md).
+"""
+
+import atexit
+import datetime
+import inspect
+import os
+import sys
+import threading
+import time
+import weakref
+
+import torch
+import torch.distributed as dist
+
+from . import _ringlab
+
+BACKEND_NAME = "ringlab"
+
+_DTYPES = {
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.int32: "int32",
+    torch.int64: "int64",
+}
+
+
+class Options:
+    """Backend options: dist.init_process_group("ringlab", pg_options=Options(...)).
+
+    algorithms: {"all_reduce": "ring", ...}; wins over RINGLAB_ALGORITHMS.
+    """
+
+    def __init__(self, algorithms=None):
+        self.algorithms = dict(algorithms or {})
+
+
+def parse_algorithms(text, source="RINGLAB_ALGORITHMS"):
+    """"all_reduce=ring,broadcast=binomial" -> {"all_reduce": "ring", ...}, checked."""
+    choices = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        collective, _, algorithm = item.partition("=")
+        choices[collective.strip()] = algorithm.strip()
+    return check_algorithms(choices, source)
+
+
+def check_algorithms(choices, source):
+    known = _ringlab.collectives()
+    for collective, algorithm in choices.items():
+        if collective not in known:
+            raise ValueError(f"{source}: '{collective}' is not a collective: use one of "
+                             f"{', '.join(known)} (e.g. all_reduce=ring)")
+        names = _ringlab.algorithm_names(collective)
+        if algorithm not in names:
+            raise ValueError(f"{source}: {collective} has no algorithm '{algorithm}': use one "
+                             f"of {', '.join(names)}")
+    return dict(choices)
+
+
+class StoreAdapter:
+    """The store torch hands the backend, as ringlab's rendezvous calls it
+    (python/python_store.hpp): torch 1.13's stores have no check(), and a
+    wait that times out raises a RuntimeError."""
+
+    # compare_set(key, X, X) leaves a key alone and answers X only when the
+    # key is absent (no value is X): check() for stores that lack it.
+    _ABSENT = b"\0ringlab: no such key\0"
+
+    def __init__(self, store):
+        self._store = store
+
+    def describe(self):
+        return f"torch's {type(self._store).__name__}"
+
+    def set(self, key, value):
+        self._store.set(key, value)
+
+    def get(self, key, timeout_ms):
+        self.wait([key], timeout_ms)
+        return self._store.get(key)
+
+    def add(self, key, delta):
+        return self._store.add(key, delta)
+
+    def wait(self, keys, timeout_ms):
+        try:
+            self._store.wait(keys, datetime.timedelta(milliseconds=timeout_ms))
+        except RuntimeError as error:
+            if "timeout" in str(error).lower() or "timed out" in str(error).lower():
+                raise TimeoutError(f"timed out after {timeout_ms} ms waiting for "
+                                   f"{', '.join(keys)} ({error})") from error
+            raise
+
+    def check(self, keys):
+        if hasattr(self._store, "check"):
+            return self._store.check(keys)
+        return all(self._store.compare_set(k, self._ABSENT, self._ABSENT) != self._ABSENT
+                   for k in keys)
+
+    def compare_set(self, key, expected, desired):
+        return self._store.compare_set(key, expected, desired)
+
+    def delete_key(self, key):
+        return self._store.delete_key(key)
+
+    def num_keys(self):
+        return self._store.num_keys()
+
+
+def _buf(tensor, what):
+    """(address, elements, dtype) of a tensor ringlab can work on in place."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"ringlab backend: {what} is a {type(tensor).__name__}, not a tensor")
+    if tensor.device.type != "cpu":
+        raise ValueError(f"ringlab backend: {what} is on {tensor.device}: ringlab's "
+                         "collectives run on the CPU; move it there with .cpu()")
+    if tensor.dtype not in _DTYPES:
+        raise TypeError(f"ringlab backend: {what} holds {tensor.dtype}: ringlab's collectives "
+                        "take float32, float64, int32 and int64 tensors")
+    if not tensor.is_contiguous():
+        raise ValueError(f"ringlab backend: {what} is not contiguous: ringlab works in place on "
+                         "a tensor's memory, so pass a contiguous one (tensor.contiguous(), and "
+                         "copy the result back)")
+    return (tensor.data_ptr(), tensor.numel(), _DTYPES[tensor.dtype])
+
+
+def _bufs(tensors, what):
+    return [_buf(t, f"{what}[{i}]") for i, t in enumerate(tensors)]
+
+
+def _op_name(op):
+    names = [("SUM", "sum"), ("PRODUCT", "product"), ("MIN", "min"), ("MAX", "max"),
+             ("BAND", "band"), ("BOR", "bor"), ("BXOR", "bxor"), ("AVG", "avg")]
+    for member, name in names:
+        if hasattr(dist.ReduceOp, member) and op == getattr(dist.ReduceOp, member):
+            return name
+    raise ValueError(f"ringlab backend: reduce op {op} is not one ringlab has: use SUM, "
+                     "PRODUCT, MIN, MAX, AVG, BAND, BOR or BXOR")
+
+
+def _make_work_from_future():
+    make = getattr(torch._C._distributed_c10d, "_create_work_from_future", None)
+    if make is None:
+        raise ImportError("ringlab.torch needs torch._C._distributed_c10d."
+                          "_create_work_from_future (torch 1.13 and 2.x have it)")
+    return make
+
+
+_work_from_future = _make_work_from_future()
+
+
+def _completed(result):
+    future = torch.futures.Future()
+    future.set_result(result)
+    return _work_from_future(future)
+
+
+class _Progress:
+    """Completes the futures of one group's isend/irecv. A thread started at
+    the first one polls them: is_completed() moves the transport one step
+    without blocking, so a receive waiting for a message that comes only
+    after a later send never holds up that send's future."""
+
+    def __init__(self, timeout_ms):
+        self._timeout_s = timeout_ms / 1000.0
+        self._pending = []
+        self._changed = threading.Condition()
+        self._thread = None
+
+    def add(self, work, tensors):
+        future = torch.futures.Future()
+        with self._changed:
+            self._pending.append((work, future, tensors, time.monotonic() + self._timeout_s))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="ringlab-p2p",
+                                                daemon=True)
+                self._thread.start()
+            self._changed.notify()
+        return _work_from_future(future)
+
+    def _run(self):
+        pause = 0.0001
+        while True:
+            with self._changed:
+                while not self._pending:
+                    self._changed.wait()
+                pending = list(self._pending)
+            finished = [item for item in pending if self._settle(*item)]
+            with self._changed:
+                for item in finished:
+                    self._pending.remove(item)
+            pause = 0.0001 if finished else min(pause * 2, 0.002)
+            if not finished:
+                time.sleep(pause)
+
+    @staticmethod
+    def _settle(work, future, tensors, deadline):
+        """True once the future has its result or its error."""
+        try:
+            if not work.is_completed():
+                if time.monotonic() < deadline:
+                    return False
+                work.wait(1)  # raises the transport's timeout error, naming the ranks
+            work.wait(1)  # raises the operation's error, if any
+        except Exception as error:  # noqa: BLE001 - handed to whoever waits
+            future.set_exception(error)
+            return True
+        future.set_result(tensors)
+        return True
+
+
+def _milliseconds(variable):
+    text = os.environ[variable]
+    if not text.isdigit() or not 1 <= int(text) <= 2**31 - 1:
+        raise ValueError(f"{variable}={text} is not a number of milliseconds from 1 to "
+                         f"{2**31 - 1}: export {variable}=30000, say")
+    return int(text)
+
+
+def _init_base(group, store, rank, size):
+    try:
+        dist.ProcessGroup.__init__(group, rank, size)
+    except TypeError:  # a torch whose ProcessGroup takes the store too
+        dist.ProcessGroup.__init__(group, store, rank, size)
+
+
+_live_groups = weakref.WeakSet()
+_traced = False  # the first group of a process is the one traced
+
+
+def _settings(options):
+    """The Group's options from the environment and the backend's options."""
+    global _traced
+    algorithms, sources = {}, {}
+    text = os.environ.get("RINGLAB_ALGORITHMS", "")
+    for collective, name in parse_algorithms(text).items():
+        algorithms[collective], sources[collective] = name, "RINGLAB_ALGORITHMS"
+    chosen = getattr(options, "algorithms", None) if options is not None else None
+    for collective, name in check_algorithms(chosen or {}, "the backend's options").items():
+        algorithms[collective], sources[collective] = name, "the backend's options"
+    settings = {"algorithms": algorithms, "algorithm_sources": sources}
+    for variable, key in (("RINGLAB_BIND_ADDR", "bind_addr"), ("RINGLAB_JOB_TOKEN", "job_token")):
+        if os.environ.get(variable):
+            settings[key] = os.environ[variable]
+    if not _traced:
+        _traced = _trace_settings(settings)
+    return settings
+
+
+def _trace_settings(settings):
+    """RINGLAB_TRACE_DIR (ringlab run --trace) or RINGLAB_TRACE=DIR; False: neither."""
+    if os.environ.get("RINGLAB_TRACE_DIR"):
+        settings["launcher_trace_dir"] = os.environ["RINGLAB_TRACE_DIR"]
+        if os.environ.get("RINGLAB_TRACE_ORIGIN_NS"):
+            settings["trace_origin_ns"] = int(os.environ["RINGLAB_TRACE_ORIGIN_NS"])
+        if os.environ.get("RINGLAB_TRACE_MAX_EVENTS"):
+            settings["trace_max_events"] = int(os.environ["RINGLAB_TRACE_MAX_EVENTS"])
+        return True
+    if os.environ.get("RINGLAB_TRACE"):
+        settings["trace_dir"] = os.environ["RINGLAB_TRACE"]
+        return True
+    return False
+
+
+class ProcessGroupRinglab(dist.ProcessGroup):
+    """A torch.distributed process group on ringlab's collectives."""
+
+    def __init__(self, store, rank, size, timeout, options=None):
+        _init_base(self, store, rank, size)
+        # RINGLAB_TIMEOUT_MS, when set, wins over torch's timeout, as in ringlab's programs.
+        timeout_ms = max(1, int(timeout.total_seconds() * 1000))
+        if os.environ.get("RINGLAB_TIMEOUT_MS"):
+            timeout_ms = _milliseconds("RINGLAB_TIMEOUT_MS")
+        self._group = _ringlab.Group(StoreAdapter(store), rank, size, timeout_ms,
+                                     _settings(options))
+        self._progress = _Progress(timeout_ms)
+        _live_groups.add(self)
+
+    def getBackendName(self):  # noqa: N802 - torch's name
+        return BACKEND_NAME
+
+    def finish(self):
+        """Writes the trace, if any (also done when the program ends)."""
+        line = self._group.finish()
+        if line:
+            print(line, file=sys.stderr, flush=True)
+
+    # -- collectives: finished when they return --------------------------------
+
+    def broadcast(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        for t in tensors:
+            self._group.broadcast(_buf(t, "broadcast's tensor"), root)
+        return _completed(tensors)
+
+    def allreduce(self, tensors, opts=None):
+        op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        for t in tensors:
+            self._group.all_reduce(_buf(t, "all_reduce's tensor"), op)
+        return _completed(tensors)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        return self.allreduce(tensors, opts)
+
+    def reduce(self, tensors, opts=None):
+        op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        root = opts.rootRank if opts is not None else 0
+        for t in tensors:
+            self._group.reduce(_buf(t, "reduce's tensor"), root, op)
+        return _completed(tensors)
+
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        for outputs, t in zip(output_tensors, input_tensors):
+            self._group.all_gather(_bufs(outputs, "all_gather's tensor_list"),
+                                   _buf(t, "all_gather's tensor"))
+        return _completed(output_tensors)
+
+    def allgather_coalesced(self, output_lists, input_list, opts=None):
+        return self.allgather(output_lists, input_list, opts)
+
+    def _allgather_base(self, output, input, opts=None):  # noqa: A002 - torch's names
+        blocks = list(output.view(-1).chunk(self.size())) if output.numel() else []
+        self._group.all_gather(_bufs(blocks, "all_gather_into_tensor's output"),
+                               _buf(input, "all_gather_into_tensor's input"))
+        return _completed([output])
+
+    def gather(self, output_tensors, input_tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        outputs = output_tensors[0] if output_tensors else []
+        self._group.gather(_buf(input_tensors[0], "gather's tensor"),
+                           _bufs(outputs, "gather's gather_list"), root)
+        return _completed(output_tensors)
+
+    def scatter(self, output_tensors, input_tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        inputs = input_tensors[0] if input_tensors else []
+        self._group.scatter(_buf(output_tensors[0], "scatter's tensor"),
+                            _bufs(inputs, "scatter's scatter_list"), root)
+        return _completed(output_tensors)
+
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        for output, inputs in zip(output_tensors, input_tensors):
+            self._group.reduce_scatter(_buf(output, "reduce_scatter's output"),
+                                       _bufs(inputs, "reduce_scatter's input_list"), op)
+        return _completed(output_tensors)
+
+    def _reduce_scatter_base(self, output, input, opts=None):  # noqa: A002
+        blocks = list(input.view(-1).chunk(self.size())) if input.numel() else []
+        return self.reduce_scatter([output], [blocks], opts)
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        self._group.all_to_all(_bufs(output_tensors, "all_to_all's output_tensor_list"),
+                               _bufs(input_tensors, "all_to_all's input_tensor_list"))
+        return _completed(output_tensors)
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes,  # noqa: A002
+                      opts=None):
+        def elements(tensor, splits):
+            row = tensor[0].numel() if tensor.dim() > 0 and tensor.shape[0] > 0 else 1
+            return [s * row for s in splits]
+        self._group.all_to_all_single(_buf(output, "all_to_all_single's output"),
+                                      _buf(input, "all_to_all_single's input"),
+                                      elements(output, output_split_sizes),
+                                      elements(input, input_split_sizes))
+        return _completed([output])
+
+    def barrier(self, opts=None):
+        self._group.barrier()
+        return _completed([])
+
+    # -- point to point: finished by the group's progress thread ----------------
+
+    def send(self, tensors, dst, tag=0):
+        work = self._group.isend(_buf(tensors[0], "send's tensor"), dst, tag)
+        return self._progress.add(work, tensors)
+
+    def recv(self, tensors, src, tag=0):
+        work = self._group.irecv(_buf(tensors[0], "recv's tensor"), src, tag)
+        return self._progress.add(work, tensors)
+
+    def recv_anysource(self, tensors, tag=0):
+        raise ValueError("ringlab backend: recv needs a src: ringlab's transport matches a "
+                         "message by its source and tag; pass src=")
+
+
+def _create(options, pg_options=None):
+    """The backend's creator: torch passes _DistributedBackendOptions (extended API)."""
+    return ProcessGroupRinglab(options.store, options.group_rank, options.group_size,
+                               options.timeout, pg_options)
+
+
+def _register():
+    if BACKEND_NAME.upper() in dist.Backend._plugins:
+        return
+    parameters = inspect.signature(dist.Backend.register_backend).parameters
+    if "devices" in parameters:  # torch 2.x: the devices the backend serves
+        dist.Backend.register_backend(BACKEND_NAME, _create, extended_api=True, devices=["cpu"])
+    else:
+        dist.Backend.register_backend(BACKEND_NAME, _create, extended_api=True)
+
+
+def _finish_all():
+    for group in list(_live_groups):
+        try:
+            group.finish()
+        except Exception as error:  # noqa: BLE001 - the program is ending anyway
+            print(f"ringlab: no trace written: {error}", file=sys.stderr, flush=True)
+
+
+_register()
+atexit.register(_finish_all)
