@@ -5,7 +5,9 @@
 #
 # Precompiled headers: the headers that most files include, parsed once per
 # build instead of once per file. Four, each made once by a small target of
-# its own and reused (REUSE_FROM) by every target of its kind:
+# its own and reused (REUSE_FROM) by every target of its kind (the first two
+# also as ringlab_pch_pic and ringlab_pch_asio_pic, for the libraries, which
+# are position-independent):
 #   ringlab_pch            the standard library headers most files include,
 #                          and nlohmann-json: every library and program;
 #   ringlab_pch_asio       the same and Boost.Asio (store/asio.hpp): the
@@ -44,10 +46,13 @@ set(ringlab_pch_std_headers
   <thread> <utility> <vector>
   <nlohmann/json.hpp>)
 
-# ringlab_pch_target(NAME HEADERS... [LIBS libs...]): the target that makes
-# one precompiled header (an object library of one empty file).
+# ringlab_pch_target(NAME HEADERS... [LIBS libs...] [PIC]): the target that
+# makes one precompiled header (an object library of one empty file). PIC: the
+# header for position-independent code (ringlab's libraries, cmake/
+# RinglabLibrary.cmake), which g++ does not take from a header made without
+# -fPIC, nor the other way round.
 function(ringlab_pch_target name)
-  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "PIC" "" "LIBS" ${ARGN})
   set(source ${CMAKE_CURRENT_BINARY_DIR}/${name}.cpp)
   file(CONFIGURE OUTPUT ${source} CONTENT "// The precompiled header's own file (cmake/RinglabBuildTime.cmake).\n")
   add_library(${name} OBJECT ${source})
@@ -56,6 +61,9 @@ function(ringlab_pch_target name)
   # the options that define macros match (-Wpedantic undefines one).
   target_link_libraries(${name} PRIVATE ringlab_warnings nlohmann_json::nlohmann_json ${ARG_LIBS})
   target_precompile_headers(${name} PRIVATE ${ARG_UNPARSED_ARGUMENTS})
+  if(ARG_PIC)
+    set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
 endfunction()
 
 # The targets of DIRECTORY and the folders below it.
@@ -103,6 +111,9 @@ function(ringlab_use_precompiled_headers)
   find_package(Boost 1.74 REQUIRED)  # imported targets are seen in the folder that finds them
   ringlab_pch_target(ringlab_pch ${ringlab_pch_std_headers})
   ringlab_pch_target(ringlab_pch_asio ${ringlab_pch_std_headers} ${asio} LIBS Boost::headers)
+  ringlab_pch_target(ringlab_pch_pic ${ringlab_pch_std_headers} PIC)
+  ringlab_pch_target(ringlab_pch_asio_pic ${ringlab_pch_std_headers} ${asio} LIBS Boost::headers
+                     PIC)
   if(BUILD_TESTING)
     find_package(doctest CONFIG REQUIRED)
     ringlab_pch_target(ringlab_pch_test ${ringlab_pch_std_headers} <doctest/doctest.h>
@@ -138,6 +149,10 @@ function(ringlab_use_precompiled_headers)
       set(pch ringlab_pch_test)
     elseif(uses_asio)
       set(pch ringlab_pch_asio)
+    endif()
+    get_target_property(pic ${target} POSITION_INDEPENDENT_CODE)
+    if(pic)
+      string(APPEND pch _pic)  # the libraries (no test has a PIC header: it goes without)
     endif()
     if(TARGET ${pch})
       target_precompile_headers(${target} REUSE_FROM ${pch})
