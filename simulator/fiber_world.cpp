@@ -209,8 +209,7 @@ void fiber_main(unsigned high, unsigned low, int rank) {
 
 FiberWorld::FiberWorld(int size, bool move_data, bool share_memory)
     : state_(std::make_shared<State>()) {
-  if (size < 1)
-    throw std::invalid_argument("world size must be at least 1, got " + std::to_string(size));
+  check_world_size(size);
   state_->size = size;
   state_->move_data = move_data;
   state_->share_memory = share_memory && !move_data;

@@ -47,16 +47,6 @@ Json optimizer_json(const OptimizerState& state) {
               {"state", std::move(per_parameter)}};
 }
 
-// "nan", "inf", "-inf", or the number as the file would hold it.
-std::string number_text(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::ostringstream out;
-  out.precision(9);
-  out << v;
-  return out.str();
-}
-
 // A checkpoint holds finite numbers only: JSON has no NaN or infinity (they
 // would be written as null, which no reader takes back), and a model that
 // has them has diverged; saving it would replace the last good checkpoint

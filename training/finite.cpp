@@ -5,8 +5,6 @@
 
 namespace ringlab::training {
 
-namespace {
-
 std::string number_text(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -15,8 +13,6 @@ std::string number_text(double v) {
   out << v;
   return out.str();
 }
-
-}  // namespace
 
 std::optional<std::size_t> first_non_finite(std::span<const float> values) {
   for (std::size_t i = 0; i < values.size(); ++i)

@@ -36,6 +36,10 @@ struct StepPlace {
   double lr = 0;     // the learning rate it ran with
 };
 
+// "nan", "inf", "-inf", or the number with 9 significant digits, as a
+// checkpoint would hold it: for messages about numbers.
+std::string number_text(double v);
+
 // The index of the first element of `values` that is NaN or infinite.
 std::optional<std::size_t> first_non_finite(std::span<const float> values);
 

@@ -122,8 +122,7 @@ class InprocTransport final : public Transport {
 }  // namespace
 
 InprocWorld::InprocWorld(int size) {
-  if (size < 1)
-    throw std::invalid_argument("world size must be at least 1, got " + std::to_string(size));
+  check_world_size(size);
   state_ = std::make_shared<State>(size);
 }
 InprocWorld::~InprocWorld() = default;
@@ -131,9 +130,7 @@ InprocWorld::~InprocWorld() = default;
 int InprocWorld::size() const { return state_->size(); }
 
 std::unique_ptr<Transport> InprocWorld::connect(int rank) {
-  if (rank < 0 || rank >= size())
-    throw std::invalid_argument("rank " + std::to_string(rank) + " is not in 0.." +
-                                std::to_string(size() - 1));
+  check_rank_in_world(rank, size());
   return std::make_unique<InprocTransport>(state_, rank);
 }
 

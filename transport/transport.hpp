@@ -178,4 +178,16 @@ class Transport {
   std::shared_ptr<ScratchPool> scratch_pool_;
 };
 
+// The arguments of a world of threads (InprocWorld, NcclRulesWorld, the
+// simulator's FiberWorld): std::invalid_argument where they make no world.
+inline void check_world_size(int size) {
+  if (size < 1)
+    throw std::invalid_argument("world size must be at least 1, got " + std::to_string(size));
+}
+inline void check_rank_in_world(int rank, int size) {
+  if (rank < 0 || rank >= size)
+    throw std::invalid_argument("rank " + std::to_string(rank) + " is not in 0.." +
+                                std::to_string(size - 1));
+}
+
 }  // namespace ringlab

@@ -170,8 +170,7 @@ bool RulesRequest::test() {
 }  // namespace
 
 NcclRulesWorld::NcclRulesWorld(int size) {
-  if (size < 1)
-    throw std::invalid_argument("world size must be at least 1, got " + std::to_string(size));
+  check_world_size(size);
   state_ = std::make_shared<State>(size);
 }
 NcclRulesWorld::~NcclRulesWorld() = default;
@@ -179,9 +178,7 @@ NcclRulesWorld::~NcclRulesWorld() = default;
 int NcclRulesWorld::size() const { return state_->size(); }
 
 std::unique_ptr<Transport> NcclRulesWorld::connect(int rank) {
-  if (rank < 0 || rank >= size())
-    throw std::invalid_argument("rank " + std::to_string(rank) + " is not in 0.." +
-                                std::to_string(size() - 1));
+  check_rank_in_world(rank, size());
   return std::make_unique<RulesTransport>(state_, rank);
 }
 
