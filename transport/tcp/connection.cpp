@@ -80,18 +80,25 @@ void Connection::queue_control(FrameKind kind, std::vector<std::byte> payload) {
   sends.push_back(std::move(op));
 }
 
+std::size_t unwritten_iovecs(const SendOp& op, iovec* iov) {
+  std::size_t count = 0;
+  if (op.written < kFrameHeaderBytes)
+    iov[count++] = {const_cast<std::byte*>(op.header.data()) + op.written,
+                    kFrameHeaderBytes - op.written};
+  const std::size_t payload_done =
+      op.written > kFrameHeaderBytes ? op.written - kFrameHeaderBytes : 0;
+  if (op.size > payload_done)
+    iov[count++] = {const_cast<std::byte*>(op.data) + payload_done, op.size - payload_done};
+  return count;
+}
+
 void Connection::write(FrameHandler& handler) {
   while (!sends.empty()) {
     iovec iov[kMaxIovecs];
     std::size_t count = 0;
     for (const auto& op : sends) {
       if (count + 2 > kMaxIovecs) break;
-      if (op->written < kFrameHeaderBytes)
-        iov[count++] = {op->header.data() + op->written, kFrameHeaderBytes - op->written};
-      const std::size_t payload_done =
-          op->written > kFrameHeaderBytes ? op->written - kFrameHeaderBytes : 0;
-      if (op->size > payload_done)
-        iov[count++] = {const_cast<std::byte*>(op->data) + payload_done, op->size - payload_done};
+      count += unwritten_iovecs(*op, iov + count);
     }
     msghdr message{};
     message.msg_iov = iov;

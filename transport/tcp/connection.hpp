@@ -18,6 +18,8 @@
 // drains (write).
 #pragma once
 
+#include <sys/uio.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -53,6 +55,10 @@ class FrameHandler {
  protected:
   ~FrameHandler() = default;
 };
+
+// The iovecs of what is left to write of op: the rest of its header, the rest
+// of its payload. Writes 0, 1 or 2 entries from iov on; returns how many.
+std::size_t unwritten_iovecs(const SendOp& op, iovec* iov);
 
 struct Connection {
   // Takes the descriptor (connected, handshake done) and makes it non-blocking.

@@ -63,13 +63,7 @@ void Engine::write_loop(Connection& c) {
     }
     const std::shared_ptr<SendOp> op = c.sends.front();
     iovec iov[2];
-    std::size_t count = 0;
-    if (op->written < kFrameHeaderBytes)
-      iov[count++] = {op->header.data() + op->written, kFrameHeaderBytes - op->written};
-    const std::size_t payload_done =
-        op->written > kFrameHeaderBytes ? op->written - kFrameHeaderBytes : 0;
-    if (op->size > payload_done)
-      iov[count++] = {const_cast<std::byte*>(op->data) + payload_done, op->size - payload_done};
+    const std::size_t count = unwritten_iovecs(*op, iov);
     msghdr message{};
     message.msg_iov = iov;
     message.msg_iovlen = count;
