@@ -6,18 +6,13 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "launcher/launcher.hpp"
 #include "launcher/rendezvous_state.hpp"
 #include "store/store.hpp"
 
 namespace ringlab::launch {
 
 namespace {
-
-std::string seconds_text(Milliseconds ms) {
-  const long long tenths = ms.count() / 100;
-  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") +
-         " s";
-}
 
 // "could not reach ... (last error: Connection refused)" -> "Connection refused"
 std::string last_error_of(const std::string& what) {

@@ -12,6 +12,7 @@
 #include "launcher/elastic_round.hpp"
 #include "launcher/job_ledger.hpp"
 #include "launcher/job_summary.hpp"
+#include "launcher/launcher.hpp"
 #include "launcher/line_stream.hpp"
 #include "launcher/rendezvous.hpp"
 #include "launcher/signal_pipe.hpp"
@@ -21,12 +22,6 @@
 namespace ringlab::launch {
 
 namespace {
-
-std::string seconds_text(Milliseconds ms) {
-  const long long tenths = ms.count() / 100;
-  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") +
-         " s";
-}
 
 class ElasticAgent {
  public:

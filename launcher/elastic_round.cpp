@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "launcher/blame.hpp"
+#include "launcher/launcher.hpp"
 #include "launcher/token_maker.hpp"
 #include "launcher/supervisor.hpp"
 #include "ops/comm_error.hpp"
@@ -16,12 +17,6 @@ namespace ringlab::launch {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string seconds_text(Milliseconds ms) {
-  const long long tenths = ms.count() / 100;
-  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") +
-         " s";
-}
 
 Milliseconds until(Clock::time_point when) {
   return std::chrono::ceil<Milliseconds>(when - Clock::now());

@@ -107,6 +107,12 @@ PortReservation::~PortReservation() {
 
 int pick_free_port(const std::string& address) { return PortReservation(address).port(); }
 
+std::string seconds_text(std::chrono::nanoseconds d) {
+  const long long tenths = std::chrono::duration_cast<Milliseconds>(d).count() / 100;
+  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") +
+         " s";
+}
+
 std::vector<std::pair<std::string, std::string>> rank_environment(const LaunchOptions& o,
                                                                   int master_port, int local_rank) {
   std::vector<std::pair<std::string, std::string>> variables = o.extra_environment;

@@ -37,6 +37,10 @@ namespace ringlab::launch {
 
 using Milliseconds = std::chrono::milliseconds;
 
+// A wait or timeout for messages, to a tenth of a second: "30 s", "2.5 s".
+// Milliseconds and steady_clock durations alike convert to its parameter.
+std::string seconds_text(std::chrono::nanoseconds d);
+
 // The variables the launcher gives one rank, (name, value).
 using RankVariables = std::vector<std::pair<std::string, std::string>>;
 

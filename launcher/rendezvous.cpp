@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "launcher/launcher.hpp"
 #include "store/store.hpp"
 
 namespace ringlab::launch {
@@ -23,12 +24,6 @@ constexpr Milliseconds kPoll{100};
 // How often a waiting agent says what it waits for (at most; a third of the
 // join timeout when that is shorter).
 constexpr Milliseconds kProgressEvery{5000};
-
-std::string seconds_text(Clock::duration d) {
-  const long long tenths = std::chrono::duration_cast<Milliseconds>(d).count() / 100;
-  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") +
-         " s";
-}
 
 std::string node_list(const std::vector<NodeDesc>& nodes) {
   if (nodes.empty()) return "none";
