@@ -55,7 +55,9 @@ phase packages bash tools/deps.sh
 
 if ((suite)); then
   phase configure+build bash tools/build.sh
-  phase suite bash -c 'cd build && ctest --output-on-failure -j"$(nproc)" --timeout 900'
+  # Twice as many tests as cores: several of the longest tests mostly wait
+  # (timeouts, rendezvous), and one per core left the cores a third idle.
+  phase suite bash -c 'cd build && ctest --output-on-failure -j"$((2 * $(nproc)))" --timeout 900'
 fi
 
 if ((sanitize)); then
