@@ -45,6 +45,11 @@ mounted=()
 cleanup() {
   local i
   for ((i = ${#mounted[@]} - 1; i >= 0; --i)); do umount -l "${mounted[i]}" || true; done
+  # And what the command mounted itself (`ip netns add` mounts run/netns),
+  # deepest first, so that nothing below the chroot stays busy.
+  local target targets
+  targets=$(findmnt -rn -o TARGET | grep "^$root/" | sort -r || true)
+  for target in $targets; do umount -l "$target" || true; done
   if ((keep)); then
     echo "the chroot is kept in $root"
   else
@@ -63,7 +68,9 @@ debootstrap --variant=minbase bookworm "$root" "$mirror" > "$root.debootstrap.lo
 rm -f "$root.debootstrap.log"
 echo "== debootstrap: $((SECONDS - start)) s"
 
-# What a machine has that a chroot does not: /proc, /sys, /dev, a resolver.
+# What a machine has that a chroot does not: /proc, /sys, /dev, a resolver,
+# and /etc/hosts, whose localhost line Debian's installer writes (torchrun
+# --standalone and the DDP tutorial reach their store by that name).
 for fs in proc sys dev dev/pts; do
   mkdir -p "$root/$fs"
   case $fs in
@@ -75,6 +82,8 @@ for fs in proc sys dev dev/pts; do
 done
 mount -t tmpfs tmpfs "$root/dev/shm" && mounted+=("$root/dev/shm")
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+[[ -e $root/etc/hosts ]] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+  > "$root/etc/hosts"
 
 # A clean clone, as CI takes one (the chroot has no git: clone from here).
 git clone --quiet --no-hardlinks "$source_dir" "$root/root/ringlab"

@@ -21,6 +21,18 @@ def require_torch():
         sys.exit(SKIP)
 
 
+def require_localhost(what):
+    """Exits 77 (skipped) with the reason when the name localhost does not
+    resolve here (a machine without /etc/hosts, such as a bare chroot):
+    `what` is the program that asks for it by that name."""
+    try:
+        socket.getaddrinfo("localhost", None)
+    except socket.gaierror as error:
+        print(f"SKIP: the name localhost does not resolve on this machine ({error}), "
+              f"and {what} uses it; add '127.0.0.1 localhost' to /etc/hosts")
+        sys.exit(SKIP)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -115,7 +115,10 @@ def program(*args):
 
 
 def spawned(backend, tmp):
-    code, out, err = run(program(backend), env_with(MASTER_PORT=free_port(), TMPDIR=tmp),
+    # MASTER_ADDR by number: ddp_tutorial's default is the name localhost,
+    # which a machine without /etc/hosts cannot resolve.
+    code, out, err = run(program(backend),
+                         env_with(MASTER_ADDR="127.0.0.1", MASTER_PORT=free_port(), TMPDIR=tmp),
                          timeout=180)
     return code, out, err
 

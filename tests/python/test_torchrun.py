@@ -26,7 +26,7 @@ import re
 import sys
 import tempfile
 
-from common import canonical, env_with, free_port, require_torch, run
+from common import canonical, env_with, free_port, require_localhost, require_torch, run
 
 RINGLAB, EXAMPLES, CASE = sys.argv[1:4]
 
@@ -84,6 +84,7 @@ def main():
                f"ringlab lesson all_reduce under torchrun's agent store on {world} ranks")
         open_job_said_once(err)
     elif CASE == "standalone":
+        require_localhost("torchrun --standalone (its store is localhost:29400)")
         code, out, err = torchrun("--standalone", "--nproc_per_node", "4", *lesson)
         expect(code, out, err, all_reduce_lines(4), "ringlab lesson all_reduce, --standalone")
     elif CASE == "mismatch":
