@@ -193,6 +193,21 @@ class _Progress:
         self._pending = []
         self._changed = threading.Condition()
         self._thread = None
+        self._stopping = False
+
+    def stop(self):
+        """Ends the thread, at the program's end (atexit, while the
+        interpreter is whole). A daemon thread still inside a call that let
+        go of the GIL when the interpreter finalizes is ended by CPython with
+        pthread_exit on its way back, which unwinds through pybind11's
+        noexcept GIL guard: std::terminate, SIGABRT, after the program's
+        work was done (1 run in 4 of torchrun_python)."""
+        with self._changed:
+            self._stopping = True
+            self._changed.notify()
+            thread = self._thread
+        if thread is not None:
+            thread.join(min(self._timeout_s, 10.0))
 
     def add(self, work, tensors):
         future = torch.futures.Future()
@@ -209,8 +224,10 @@ class _Progress:
         pause = 0.0001
         while True:
             with self._changed:
-                while not self._pending:
+                while not self._pending and not self._stopping:
                     self._changed.wait()
+                if self._stopping:
+                    return
                 pending = list(self._pending)
             finished = [item for item in pending if self._settle(*item)]
             with self._changed:
@@ -429,6 +446,7 @@ def _register():
 
 def _finish_all():
     for group in list(_live_groups):
+        group._progress.stop()  # noqa: SLF001 - the module's own class
         try:
             group.finish()
         except Exception as error:  # noqa: BLE001 - the program is ending anyway
