@@ -17,12 +17,11 @@ Debian's torch 1.13 on Python 3.11 cannot run torchrun with its default
 --redirects 0 --tee 0 (Std.from_str finds no member for 0 or 3, as Python 3.11
 iterates only a Flag's single-bit members): every run here passes
 --redirects 2 --tee 1 (stdout to the console and a file, stderr to a file) and
-reads the ranks' stderr from --log_dir.
+reads the ranks' stdout and stderr from --log_dir.
 """
 
 import glob
 import os
-import re
 import sys
 import tempfile
 
@@ -42,18 +41,31 @@ def all_reduce_lines(world):
              for r in range(world)])
 
 
+def rank_logs(logs, name):
+    """Every rank's NAME (stdout.log, stderr.log) under torchrun's --log_dir,
+    by attempt and local rank, joined."""
+    def order(path):
+        parts = path.split(os.sep)
+        return parts[-3], int(parts[-2])
+    text = ""
+    for log in sorted(glob.glob(os.path.join(logs, "*", "attempt_*", "*", name)), key=order):
+        with open(log) as f:
+            text += f.read()
+    return text
+
+
 def torchrun(*args, timeout=180):
-    """(exit code, the ranks' stdout without torchrun's "[default<r>]:" marks,
-    torchrun's stderr and then every rank's)."""
+    """(exit code, every rank's stdout, torchrun's stderr and then every
+    rank's). Each rank's stdout is read from its own file, not from the
+    console that --tee copies it to: torchrun starts Python programs with -u,
+    so a print() of several values is several writes, and the console copy
+    once had another rank's line spliced into the middle of one (in a fresh
+    Debian chroot)."""
     with tempfile.TemporaryDirectory(prefix="ringlab-torchrun-") as logs:
         command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "2", "--tee",
                    "1", "--log_dir", logs, *args]
-        code, out, err = run(command, env_with(), timeout=timeout)
-        for log in sorted(glob.glob(os.path.join(logs, "*", "attempt_*", "*", "stderr.log"))):
-            with open(log) as f:
-                err += f.read()
-    # torchrun marks each line with the worker it came from: "[default3]:".
-    return code, re.sub(r"(?m)^\[[A-Za-z_]*\d+\]:", "", out), err
+        code, _, err = run(command, env_with(), timeout=timeout)
+        return code, rank_logs(logs, "stdout.log"), err + rank_logs(logs, "stderr.log")
 
 
 def static(world, *program):
