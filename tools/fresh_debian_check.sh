@@ -69,8 +69,9 @@ rm -f "$root.debootstrap.log"
 echo "== debootstrap: $((SECONDS - start)) s"
 
 # What a machine has that a chroot does not: /proc, /sys, /dev, a resolver,
-# and /etc/hosts, whose localhost line Debian's installer writes (torchrun
-# --standalone and the DDP tutorial reach their store by that name).
+# and /etc/hosts with the lines Debian's installer writes, localhost and the
+# machine's name, which the chroot shares (torchrun --standalone reaches its
+# store at localhost and its ranks at the machine's name).
 for fs in proc sys dev dev/pts; do
   mkdir -p "$root/$fs"
   case $fs in
@@ -82,8 +83,9 @@ for fs in proc sys dev dev/pts; do
 done
 mount -t tmpfs tmpfs "$root/dev/shm" && mounted+=("$root/dev/shm")
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-[[ -e $root/etc/hosts ]] || printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
-  > "$root/etc/hosts"
+[[ -e $root/etc/hosts ]] ||
+  printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+    "$(hostname)" > "$root/etc/hosts"
 
 # A clean clone, as CI takes one (the chroot has no git: clone from here).
 git clone --quiet --no-hardlinks "$source_dir" "$root/root/ringlab"

@@ -21,16 +21,17 @@ def require_torch():
         sys.exit(SKIP)
 
 
-def require_localhost(what):
-    """Exits 77 (skipped) with the reason when the name localhost does not
-    resolve here (a machine without /etc/hosts, such as a bare chroot):
-    `what` is the program that asks for it by that name."""
-    try:
-        socket.getaddrinfo("localhost", None)
-    except socket.gaierror as error:
-        print(f"SKIP: the name localhost does not resolve on this machine ({error}), "
-              f"and {what} uses it; add '127.0.0.1 localhost' to /etc/hosts")
-        sys.exit(SKIP)
+def require_names(names, what):
+    """Exits 77 (skipped) with the reason when one of the host names does not
+    resolve here (a machine whose /etc/hosts lacks them, such as a bare
+    chroot): `what` is the program that uses them."""
+    for name in names:
+        try:
+            socket.getaddrinfo(name, None)
+        except socket.gaierror as error:
+            print(f"SKIP: the host name {name} does not resolve on this machine ({error}), "
+                  f"and {what} uses it; add it to /etc/hosts (127.0.0.1 {name})")
+            sys.exit(SKIP)
 
 
 def free_port():

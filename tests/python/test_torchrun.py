@@ -22,10 +22,11 @@ reads the ranks' stdout and stderr from --log_dir.
 
 import glob
 import os
+import socket
 import sys
 import tempfile
 
-from common import canonical, env_with, free_port, require_localhost, require_torch, run
+from common import canonical, env_with, free_port, require_names, require_torch, run
 
 RINGLAB, EXAMPLES, CASE = sys.argv[1:4]
 
@@ -96,7 +97,9 @@ def main():
                f"ringlab lesson all_reduce under torchrun's agent store on {world} ranks")
         open_job_said_once(err)
     elif CASE == "standalone":
-        require_localhost("torchrun --standalone (its store is localhost:29400)")
+        require_names(["localhost", socket.getfqdn()],
+                      "torchrun --standalone (its store is localhost:29400, and its ranks "
+                      "reach each other at this machine's name)")
         code, out, err = torchrun("--standalone", "--nproc_per_node", "4", *lesson)
         expect(code, out, err, all_reduce_lines(4), "ringlab lesson all_reduce, --standalone")
     elif CASE == "mismatch":
