@@ -248,4 +248,24 @@ TEST_SUITE("tcp_rendezvous") {
     }
   }
 
+  TEST_CASE("rank 0's store follows MASTER_ADDR within loopback (Debian names the machine 127.0.1.1)") {
+    const auto errors = run_tcp(
+        2, [](TcpTransport& t) { CHECK(t.size() == 2); }, 10s,
+        [](WorldSpec& r) { r.master_addr = "127.0.1.1"; });
+    CHECK(first_error(errors) == "");
+  }
+
+  TEST_CASE("rank 0 listening on loopback refuses a MASTER_ADDR off loopback at once, naming it") {
+    // 192.0.2.1: TEST-NET-1, never a host's own address. Rank 1 times out
+    // reaching it and blames rank 0.
+    const auto start = Clock::now();
+    const auto errors = run_tcp(
+        2, [](TcpTransport&) {}, 2s, [](WorldSpec& r) { r.master_addr = "192.0.2.1"; });
+    REQUIRE(errors.size() == 2);
+    CHECK(errors[0].find("MASTER_ADDR=192.0.2.1 is 192.0.2.1, off loopback") != std::string::npos);
+    CHECK(errors[0].find("export MASTER_ADDR=127.0.0.1") != std::string::npos);
+    CHECK(errors[1].find("rank 0") != std::string::npos);
+    CHECK(Clock::now() - start < 10s);
+  }
+
 }  // TEST_SUITE

@@ -303,6 +303,34 @@ std::shared_ptr<store::KeyValueStore> reach_c10d_store(const WorldSpec& r) {
   }
 }
 
+// Where rank 0's store listens: the bind address, except that a loopback
+// bind follows MASTER_ADDR within loopback. Debian's /etc/hosts names the
+// machine 127.0.1.1, and torchrun --standalone gives the ranks the machine's
+// name as MASTER_ADDR: a store on 127.0.0.1 would refuse them all. Where
+// MASTER_ADDR is not on loopback at all, an open job (no token) cannot
+// listen there: said now, instead of every rank timing out.
+std::string store_address(const WorldSpec& r) {
+  ErrorCode error;
+  const auto bind = asio::ip::make_address(r.bind_addr, error);
+  if (error || !bind.is_loopback()) return r.bind_addr;
+  asio::io_context io;
+  const auto found = asio::ip::tcp::resolver(io).resolve(r.master_addr, "", error);
+  if (error) return r.bind_addr;  // connecting to it says what is wrong
+  std::string addresses;
+  for (const auto& entry : found) {
+    const auto address = entry.endpoint().address();
+    if (address == bind) return r.bind_addr;
+    if (address.is_loopback()) return address.to_string();
+    addresses += (addresses.empty() ? "" : ", ") + address.to_string();
+  }
+  throw std::invalid_argument(
+      "rank 0: MASTER_ADDR=" + r.master_addr + " is " + addresses +
+      ", off loopback, and this rank's store listens on loopback (RINGLAB_BIND_ADDR=" +
+      r.bind_addr + "): for ranks on this machine export MASTER_ADDR=127.0.0.1; for ranks "
+      "on several, export RINGLAB_BIND_ADDR=<this host's address> and the same "
+      "RINGLAB_JOB_TOKEN=<secret> to every rank");
+}
+
 // Step 1: rank 0 starts the store, served only to those who prove they know
 // the job token; every rank connects to it.
 void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
@@ -316,8 +344,8 @@ void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
     limits.max_keys = std::max(limits.max_keys, keys);
     limits.max_total_bytes =
         std::max(limits.max_total_bytes, keys * (store::kKeyOverheadBytes + 128));
-    impl.server = std::make_unique<StoreServer>(r.bind_addr, r.master_port, r.handshake_timeout,
-                                                limits, r.job_token);
+    impl.server = std::make_unique<StoreServer>(store_address(r), r.master_port,
+                                                r.handshake_timeout, limits, r.job_token);
     if (r.job_token.empty())
       log_line(me + ": this job has no token (RINGLAB_JOB_TOKEN is not set): any process that " +
                "reaches port " + std::to_string(r.master_port) + " on this machine can join it. " +
