@@ -39,19 +39,49 @@ std::size_t segment_elems(Comm& comm, DType dtype) {
 
 std::size_t reduce_scratch_elems(Comm& comm, std::size_t count, DType dtype) {
   const std::size_t segment = segment_elems(comm, dtype);
-  return count <= segment ? count : 2 * segment;  // two halves: one arrives, one is reduced
+  if (count <= segment) return count;
+  // Pipelined: two halves, one arrives while the other is reduced.
+  return comm.transport().overlaps_transfers() ? 2 * segment : segment;
 }
 
-void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op, unsigned step,
-                     Elems scratch) {
-  const std::size_t per_segment = segment_elems(comm, acc.dtype);
-  // An empty range is still one (empty) message, as with a plain sendrecv.
-  auto segments = [&](std::size_t count) { return count == 0 ? 1 : (count - 1) / per_segment + 1; };
-  auto piece = [&](Elems range, std::size_t k) {
+namespace {
+
+// How sendrecv_reduce cuts its two ranges: segments of per_segment elements;
+// an empty range is still one (empty) message, as with a plain sendrecv.
+struct Segments {
+  std::size_t per_segment;
+  std::size_t count(std::size_t elems) const {
+    return elems == 0 ? 1 : (elems - 1) / per_segment + 1;
+  }
+  Elems piece(Elems range, std::size_t k) const {
     const std::size_t offset = k == 0 ? 0 : std::min(range.count, k * per_segment);
     return range.slice(offset, std::min(per_segment, range.count - offset));
-  };
-  const std::size_t sends = segments(out.count), receives = segments(acc.count);
+  }
+};
+
+// Without a processor to spare: each segment a sendrecv, then its reduction.
+void sendrecv_reduce_in_turn(Comm& comm, const Segments& cut, int dst, Elems out, int src,
+                             Elems acc, ReduceOp op, unsigned step, Elems scratch) {
+  const std::size_t sends = cut.count(out.count), receives = cut.count(acc.count);
+  for (std::size_t k = 0; k < std::max(sends, receives); ++k) {
+    const Elems into = cut.piece(acc, k);
+    const Elems incoming = scratch.slice(0, into.count);
+    if (k < sends && k < receives)
+      comm.sendrecv(dst, cut.piece(out, k), src, incoming, step);
+    else if (k < sends)
+      comm.send(dst, cut.piece(out, k), step);
+    else
+      comm.recv(src, incoming, step);
+    if (k < receives) comm.reduce(op, into, incoming);
+  }
+}
+
+// With one: segment k+1 travels while segment k is reduced.
+void sendrecv_reduce_pipelined(Comm& comm, const Segments& cut, int dst, Elems out, int src,
+                               Elems acc, ReduceOp op, unsigned step, Elems scratch) {
+  const std::size_t per_segment = cut.per_segment;
+  auto piece = [&](Elems range, std::size_t k) { return cut.piece(range, k); };
+  const std::size_t sends = cut.count(out.count), receives = cut.count(acc.count);
   // Segment k of the incoming side lands in half k % 2 of the scratch.
   auto incoming = [&](std::size_t k) {
     return scratch.slice(receives == 1 ? 0 : (k % 2) * per_segment, piece(acc, k).count);
@@ -79,6 +109,17 @@ void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceO
     if (k < receives) comm.reduce(op, piece(acc, k), incoming(k));
   }
   if (previous_send) comm.wait(*previous_send);
+}
+
+}  // namespace
+
+void sendrecv_reduce(Comm& comm, int dst, Elems out, int src, Elems acc, ReduceOp op, unsigned step,
+                     Elems scratch) {
+  const Segments cut{segment_elems(comm, acc.dtype)};
+  if (comm.transport().overlaps_transfers())
+    sendrecv_reduce_pipelined(comm, cut, dst, out, src, acc, op, step, scratch);
+  else
+    sendrecv_reduce_in_turn(comm, cut, dst, out, src, acc, op, step, scratch);
 }
 
 }  // namespace ringlab::detail

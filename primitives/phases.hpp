@@ -40,12 +40,14 @@ void check_blocks(const Comm& comm, Elems buf, std::span<const Chunk> blocks, bo
 // Sends out to dst while receiving acc.count elements from src and reducing
 // them into acc (acc = acc op received), all as step `step`. Both sides are
 // cut into segments of at most kReduceSegmentBytes, exchanged in order, so
-// each received segment is reduced while it is still in cache. The exchange
+// each received segment is reduced while it is still in cache. Where the
+// transport overlaps transfers (Transport::overlaps_transfers) the exchange
 // is pipelined: once segment k has arrived (and gone out), segment k+1 is
 // posted both ways before segment k is reduced, so the next segment travels
-// while this one is reduced, into the other half of a two-segment scratch;
-// scratch must hold reduce_scratch_elems(comm, acc.count, acc.dtype)
-// elements. Each segment is still posted only after the one before it has
+// while this one is reduced, into the other half of a two-segment scratch.
+// Elsewhere each segment is a sendrecv, then its reduction. scratch must hold
+// reduce_scratch_elems(comm, acc.count, acc.dtype) elements. Pipelined or
+// not, each segment is posted only after the one before it has
 // arrived, so segment k+1 travels one (Lamport) step after segment k, as if
 // each were a sendrecv of its own (the simulator's steps, record.hpp). The
 // sender of a range and its receiver cut it alike, as both know its size.

@@ -4,7 +4,7 @@
 // a sum.
 // - The reduce-scatter phases cut what a step sends into segments of
 //   kReduceSegmentBytes in host memory, and not in GPU memory
-//   (primitives/phases.hpp).
+//   (primitives/phases.hpp), pipelined or not (overlaps_transfers).
 // - all_reduce's auto sends fewer messages for small vectors where the
 //   transport prefers that (all_reduce.cpp).
 #include <doctest/doctest.h>
@@ -24,8 +24,9 @@ namespace {
 // memory (the memory is still host memory: copy and reduce are the host's).
 class CountingTransport final : public Transport {
  public:
-  CountingTransport(Transport& inner, MemoryKind kind, bool fewer_messages = false)
-      : inner_(inner), kind_(kind), fewer_messages_(fewer_messages) {
+  CountingTransport(Transport& inner, MemoryKind kind, bool fewer_messages = false,
+                    bool overlaps = false)
+      : inner_(inner), kind_(kind), fewer_messages_(fewer_messages), overlaps_(overlaps) {
     set_timeout(inner.timeout());
   }
   int rank() const override { return inner_.rank(); }
@@ -40,12 +41,14 @@ class CountingTransport final : public Transport {
   }
   MemoryKind memory() const override { return kind_; }
   bool prefers_fewer_messages() const override { return fewer_messages_; }
+  bool overlaps_transfers() const override { return overlaps_; }
   int sends = 0;
 
  private:
   Transport& inner_;
   MemoryKind kind_;
   bool fewer_messages_;
+  bool overlaps_;
 };
 
 // Rank r's element i: (i % 1000) + 1000 r; the sum over P ranks.
@@ -56,9 +59,9 @@ float summed(std::size_t i, int P) {
 // Each rank's messages in a 2-rank ring all_reduce of `count` float32 (two
 // equal blocks): the reduce-scatter step sends its block in `segments`
 // messages, the all-gather step in one.
-void check_ring(MemoryKind kind, std::size_t count, int expected_sends) {
+void check_ring(MemoryKind kind, std::size_t count, int expected_sends, bool overlaps = false) {
   run_world(2, [&](Transport& t) {
-    CountingTransport counting(t, kind);
+    CountingTransport counting(t, kind, false, overlaps);
     std::vector<float> values(count);
     for (std::size_t i = 0; i < count; ++i)
       values[i] = static_cast<float>((i % 1000) + 1000 * t.rank());
@@ -104,6 +107,9 @@ TEST_CASE("a reduce-scatter step is cut into segments in host memory, not in GPU
     INFO("block of " << block << " elements");
     check_ring(MemoryKind::Host, 2 * block, segments + 1);
     check_ring(MemoryKind::Device, 2 * block, 2);
+    // Pipelined (a transport that overlaps transfers): the same messages.
+    check_ring(MemoryKind::Host, 2 * block, segments + 1, true);
+    check_ring(MemoryKind::Device, 2 * block, 2, true);
   }
 }
 

@@ -162,6 +162,15 @@ class Transport {
   // message is a copy, and its rounds (wake-ups) cost more than its messages.
   virtual bool prefers_fewer_messages() const { return false; }
 
+  // Whether a rank's messages travel while it computes: where each rank has
+  // a processor to spare (the TCP transport's writer threads), an algorithm
+  // may post its next message before it reduces the last one
+  // (sendrecv_reduce's pipelined segments). False by default: without a
+  // processor to spare the pipeline only adds waits (2 TCP ranks on 2 cores
+  // were about 5 % slower at 8 to 32 MiB; docs/benchmarks.md). Ranks need not
+  // agree on it: both ways send the same messages in the same order.
+  virtual bool overlaps_transfers() const { return false; }
+
   Duration timeout() const { return timeout_; }
   void set_timeout(Duration timeout) { timeout_ = timeout; }
 

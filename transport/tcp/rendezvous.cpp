@@ -454,7 +454,10 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
   impl->engine =
       std::make_shared<Engine>(r.rank, r.world_size, connected.release_descriptors());
   // Writer threads where every rank here has a processor to spare for one.
-  if (processors >= 2 * ranks_here) impl->engine->use_writers(r.writer_bytes);
+  if (processors >= 2 * ranks_here) {
+    impl->engine->use_writers(r.writer_bytes);
+    impl->overlaps_transfers = true;
+  }
   const bool crowded = ranks_here > processors;
   impl->prefers_fewer_messages = any_rank_says(*impl->engine, crowded, r.timeout);
   auto transport = std::make_shared<TcpTransport>(std::move(impl));

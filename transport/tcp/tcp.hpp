@@ -135,6 +135,7 @@ class TcpTransport final : public Transport {
   std::uint64_t job_id() const;
   // Agreed when the ranks connected (crowding.hpp).
   bool prefers_fewer_messages() const override;
+  bool overlaps_transfers() const override;
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -43,5 +43,6 @@ store::KeyValueStore& TcpTransport::store() { return *impl_->store; }
 std::shared_ptr<store::KeyValueStore> TcpTransport::shared_store() { return impl_->store; }
 std::uint64_t TcpTransport::job_id() const { return impl_->job_id; }
 bool TcpTransport::prefers_fewer_messages() const { return impl_->prefers_fewer_messages; }
+bool TcpTransport::overlaps_transfers() const { return impl_->overlaps_transfers; }
 
 }  // namespace ringlab::tcp

@@ -18,6 +18,7 @@ class TcpTransport::Impl {
   std::uint64_t job_id = 0;
   std::shared_ptr<Engine> engine;
   bool prefers_fewer_messages = false;
+  bool overlaps_transfers = false;  // writer threads: a processor to spare per rank
 };
 
 }  // namespace ringlab::tcp
