@@ -79,12 +79,10 @@ void sendrecv_reduce_in_turn(Comm& comm, const Segments& cut, int dst, Elems out
 // With one: segment k+1 travels while segment k is reduced.
 void sendrecv_reduce_pipelined(Comm& comm, const Segments& cut, int dst, Elems out, int src,
                                Elems acc, ReduceOp op, unsigned step, Elems scratch) {
-  const std::size_t per_segment = cut.per_segment;
-  auto piece = [&](Elems range, std::size_t k) { return cut.piece(range, k); };
   const std::size_t sends = cut.count(out.count), receives = cut.count(acc.count);
   // Segment k of the incoming side lands in half k % 2 of the scratch.
   auto incoming = [&](std::size_t k) {
-    return scratch.slice(receives == 1 ? 0 : (k % 2) * per_segment, piece(acc, k).count);
+    return scratch.slice(receives == 1 ? 0 : (k % 2) * cut.per_segment, cut.piece(acc, k).count);
   };
   // A send is waited for once the next segment has arrived (it may still be
   // leaving meanwhile, through a writer thread of the TCP transport); only
@@ -94,7 +92,7 @@ void sendrecv_reduce_pipelined(Comm& comm, const Segments& cut, int dst, Elems o
   std::unique_ptr<Request> receive, send, previous_send;
   auto post = [&](std::size_t k) {
     if (k < receives) receive = comm.irecv(src, incoming(k), step);
-    if (k < sends) send = comm.isend(dst, piece(out, k), step);
+    if (k < sends) send = comm.isend(dst, cut.piece(out, k), step);
   };
   post(0);
   for (std::size_t k = 0; k < std::max(sends, receives); ++k) {
@@ -106,7 +104,7 @@ void sendrecv_reduce_pipelined(Comm& comm, const Segments& cut, int dst, Elems o
       previous_send.reset();
     }
     post(k + 1);  // travels while segment k is reduced
-    if (k < receives) comm.reduce(op, piece(acc, k), incoming(k));
+    if (k < receives) comm.reduce(op, cut.piece(acc, k), incoming(k));
   }
   if (previous_send) comm.wait(*previous_send);
 }

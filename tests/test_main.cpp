@@ -6,8 +6,8 @@
 // pays page faults and the kernel's zeroing of pages again: test_algorithms
 // --test-suite=reduce spent 17 of its 30 s of CPU in the kernel. Keeping freed
 // memory in the process (heap, not mmap, below 32 MiB; no trimming) cut that
-// to 14 s wall and 3.4 s of kernel time (docs/benchmarks.md, "The test
-// command"). What the tests check is unchanged; only where the bytes live.
+// from 28 s wall to 15 s, and from 17 s of kernel time to 3.9 s
+// (docs/benchmarks.md, "The test command"). What the tests check is unchanged; only where the bytes live.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 

@@ -201,7 +201,7 @@ class _Progress:
         go of the GIL when the interpreter finalizes is ended by CPython with
         pthread_exit on its way back, which unwinds through pybind11's
         noexcept GIL guard: std::terminate, SIGABRT, after the program's
-        work was done (1 run in 4 of torchrun_python)."""
+        work was done (2 runs in 16 of torchrun_python)."""
         with self._changed:
             self._stopping = True
             self._changed.notify()
