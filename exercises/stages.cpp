@@ -1,10 +1,10 @@
 #include "exercises/stages.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "backends/backends.hpp"
+#include "backends/rank_world.hpp"
 #include "exercises/explain.hpp"
 #include "simulator/fiber_world.hpp"
 
@@ -18,8 +18,6 @@ class RankFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-bool is_launched_rank() { return std::getenv("RANK") && std::getenv("WORLD_SIZE"); }
 
 std::string case_text(const Exercise& exercise, const Case& c, std::size_t k, std::size_t of) {
   return "case " + std::to_string(k + 1) + " of " + std::to_string(of) + " (" +
@@ -37,7 +35,7 @@ void run_rank(const Exercise& exercise, const Function& fn, const Case& c, const
     mine.error = e.what();
     mine.peer_failed = dynamic_cast<const PeerError*>(&e) != nullptr;
     // One rank of a tcp world: say which case, as only this process knows.
-    if (is_launched_rank()) throw RankFailure(where + ": " + plain_steps(e.what()));
+    if (backends::is_launched_rank()) throw RankFailure(where + ": " + plain_steps(e.what()));
     throw;  // as it is: the simulator explains a timeout as a deadlock
   }
   if (!mine.ok()) throw RankFailure(where + ": " + describe(mine, run.inner.rank(), c.dtype));
@@ -139,7 +137,7 @@ StageResult check_on_backend(const Exercise& exercise, const Function& fn,
           },
           options);
     } catch (const std::exception& e) {
-      if (is_launched_rank()) throw;  // one rank of the job: its error is its own report
+      if (backends::is_launched_rank()) throw;  // one rank of the job: its error is its own report
       error = e.what();
     }
     if (auto failure = first_failure(cases, std::move(outcomes), backend, error)) {
