@@ -471,9 +471,28 @@ TEST_SUITE("training_lessons") {
   }
 
   TEST_CASE("the tour runs the training lessons too, and skips what a world size cannot run") {
-    const ProgramRun tour = run_ringlab("tour --backend inproc --timeout-ms 20000");
+    // Run in an empty folder: horovod's checkpoints go to ringlab-runs/horovod
+    // there, said where, and nothing else is left behind.
+    const std::filesystem::path here = std::filesystem::temp_directory_path() /
+                                       ("ringlab-test-tour-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(here);
+    const ProgramRun tour = ringlab::testing::run_shell(
+        "cd " + here.string() + " && " + ringlab::testing::kCleanEnvironment + RINGLAB_EXE +
+        " tour --backend inproc --timeout-ms 20000");
     INFO(tour.output);
     REQUIRE(tour.status == 0);
+    std::vector<std::string> left;
+    for (const auto& entry : std::filesystem::directory_iterator(here))
+      left.push_back(entry.path().filename().string());
+    CHECK(left == std::vector<std::string>{"ringlab-runs"});
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      const std::filesystem::path kept =
+          here / "ringlab-runs" / "horovod" / ("checkpoint-" + std::to_string(epoch) + ".json");
+      CHECK(tour.output.find("Rank 0 saved " + kept.string() + " (rank 0 only)\n") !=
+            std::string::npos);
+      CHECK(ringlab::training::load_checkpoint(kept.string()).epoch == epoch);
+    }
+    std::filesystem::remove_all(here);
     for (const std::string name : {"ddp_init_broadcast", "ddp_grad_average", "ddp_basic",
                                    "ddp_checkpoint", "model_parallel", "demo_model_parallel",
                                    "horovod", "train"})

@@ -21,6 +21,7 @@
 
 #include "gui/gui.hpp"
 #include "lessons/runner.hpp"
+#include "lessons/start_here.hpp"
 #include "tools/commands.hpp"
 #include "tools/option_checks.hpp"
 
@@ -141,11 +142,11 @@ std::optional<std::string> ask_terminal(const std::string& prompt) {
 }
 
 // The tour: paced when a learner types at it, as it always was when piped.
-void run_tour_here(const lessons::RunOptions& options) {
+void run_tour_here(const lessons::RunOptions& options, const std::string& from) {
   if (::isatty(0) == 1)
-    lessons::run_paced_tour(options, {ask_terminal, run_lesson_process});
+    lessons::run_paced_tour(options, {ask_terminal, run_lesson_process}, from);
   else
-    lessons::run_tour(options);
+    lessons::run_tour(options, from);
 }
 
 }  // namespace
@@ -169,8 +170,8 @@ void add_lesson_commands(CLI::App& app) {
                      "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
                      "every epoch here and resume from it (default checkpoint.pt)");
   lesson->add_option("--checkpoint-dir", cmd->options.args.checkpoint_dir,
-                     "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: the "
-                     "current folder)");
+                     "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: "
+                     "ringlab-runs/horovod in the current folder)");
   lesson
       ->add_option("--max-epoch", cmd->options.args.max_epoch,
                    "train_elastic: epochs (default 100)")
@@ -200,21 +201,26 @@ void add_lesson_commands(CLI::App& app) {
       "start", "the main job: open the GUI, or run the lesson tour when there is no display");
   add_common_options(*start, *start_cmd);
   start->callback([start_cmd] {
+    lessons::print_start_here(
+        "start here (README's first screen and the end of the tour name the same steps):");
+    std::printf("\n");
     std::string reason;
     if (gui::try_open(reason)) return;
     std::printf("ringlab start: %s; running the lesson tour here instead\n\n", reason.c_str());
     std::fflush(stdout);
     apply_common(*start_cmd);
-    run_tour_here(start_cmd->options);
+    run_tour_here(start_cmd->options, "");
   });
 
   auto tour_cmd = std::make_shared<LessonCommand>();
   CLI::App* tour = app.add_subcommand("tour", "run every lesson in turn, in this terminal");
   add_common_options(*tour, *tour_cmd);
   add_trace_option(*tour, tour_cmd->trace);
+  tour->add_option("--from", tour_cmd->name,
+                   "start at this lesson (the tour says which when you leave it early)");
   tour->callback([tour_cmd] {
     apply_common(*tour_cmd);
-    run_tour_here(tour_cmd->options);
+    run_tour_here(tour_cmd->options, tour_cmd->name);
   });
 }
 
