@@ -64,12 +64,13 @@ void run_rank(const Exercise& exercise, const Function& fn, const Case& c, const
     mine = run_case_on_rank(exercise, fn, c, run);
   } catch (const std::exception& e) {
     report.send(Record::Kind::Failed, id);
+    const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
     mine.ran = true;
-    mine.error = dynamic_cast<const std::bad_alloc*>(&e) ? out_of_memory(id.rank) : e.what();
+    mine.error = memory ? out_of_memory(id.rank) : e.what();
     mine.peer_failed = dynamic_cast<const PeerError*>(&e) != nullptr;
+    if (memory) throw RankFailure(where + ": " + mine.error);
     // One rank of a tcp world: say which case, as only this process knows.
-    if (is_launched_rank()) throw RankFailure(where + ": " + plain_steps(mine.error));
-    if (dynamic_cast<const std::bad_alloc*>(&e)) throw RankFailure(mine.error);
+    if (is_launched_rank()) throw RankFailure(where + ": " + plain_steps(e.what()));
     throw;  // as it is: the simulator explains a timeout as a deadlock
   }
   if (report.reporter) report.reporter->done(id, mine.result);
