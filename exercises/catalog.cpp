@@ -203,7 +203,9 @@ const Exercise kExercises[] = {
      "ring_all_reduce(comm, bucket, ReduceOp::SUM), then divide it by the world size: "
      "comm.transport().divide(bucket.dtype, bucket.bytes(), comm.size()). ring_all_reduce is "
      "yours (exercise 4) once it has passed: check builds your ring_all_reduce.cpp in; until "
-     "then it is ringlab's all_reduce_ring (primitives/algorithms.hpp, included below).",
+     "then it is ringlab's all_reduce_ring (primitives/algorithms.hpp, included below). The two "
+     "files are then linked into one program: give helpers of your own in either file "
+     "internal linkage (static, or an unnamed namespace).",
      "2(P-1) steps per bucket; 2(P-1)/P of the gradients' bytes per rank, as one ring "
      "all-reduce of everything.",
      "DDP averages, it does not sum: every bucket is all-reduced and then divided by P, in the "
