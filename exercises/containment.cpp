@@ -133,7 +133,9 @@ void Containment::end_all(pid_t keep) {
     for (pid_t pid : pids_in(*cgroup_)) ::kill(pid, SIGKILL);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < give_up) {
-    bool left = cgroup_ && !pids_in(*cgroup_).empty();
+    bool left = false;
+    if (cgroup_)
+      for (pid_t pid : pids_in(*cgroup_)) left = left || pid != keep;  // keep: the caller reaps it
     for (pid_t pid : children_of(::getpid())) {
       if (pid == keep || children_before_.count(pid)) continue;
       ::kill(pid, SIGKILL);  // an orphan handed to us: its own children come next round
