@@ -30,7 +30,9 @@ using namespace ringlab::exercises;
 using Clock = std::chrono::steady_clock;
 
 // The checker's verdict on mistake `name`, run in `folder`, the stages given
-// (the simulator and inproc unless said): what it printed and when.
+// (the simulator and inproc unless said): what it printed and when. The
+// limits are generous unless a test is about them: a machine loaded by other
+// work slows a case, it does not fail it.
 struct Checked {
   CheckRun run;
   double seconds = 0;
@@ -39,12 +41,12 @@ struct Checked {
 
 Checked check_mistake(const std::string& name, const testing::Folder& folder,
                       std::vector<std::string> stages = {kSimulatorStage, "inproc"},
-                      int case_seconds = 10) {
+                      int case_seconds = 120, int wait_ms = 60000) {
   const auto& mistake = testing::mistakes::find_mistake(name);
   SuperviseOptions options;
   options.stages = std::move(stages);
   options.case_limit = std::chrono::seconds(case_seconds);
-  options.wait_timeout = std::chrono::milliseconds(1000);
+  options.wait_timeout = std::chrono::milliseconds(wait_ms);
   options.folder = folder.path.string();
   Checked checked;
   const auto start = Clock::now();
@@ -59,9 +61,9 @@ bool has(const std::string& text, const std::string& words) {
   return text.find(words) != std::string::npos;
 }
 
-// A pid a mistake wrote into the folder (waiting up to 20 s for it).
+// A pid a mistake wrote into the folder (waiting up to 60 s for it).
 pid_t pid_in(const std::string& file) {
-  for (int tries = 0; tries < 2000; ++tries) {
+  for (int tries = 0; tries < 6000; ++tries) {
     std::ifstream in(file);
     pid_t pid = 0;
     if (in >> pid && pid > 0) return pid;
@@ -78,6 +80,8 @@ TEST_CASE("a right solution passes on the evidence of every case") {
   testing::Folder folder;
   SuperviseOptions options;
   options.stages = {kSimulatorStage, "inproc", "tcp"};
+  options.case_limit = std::chrono::seconds(120);  // a loaded machine is no failure here
+  options.wait_timeout = std::chrono::milliseconds(60000);
   options.folder = folder.path.string();
   const CheckRun run = run_check(find_exercise("ring_all_reduce"),
                                  {EXERCISE_SOLUTIONS, "ring_all_reduce"}, options);
@@ -137,7 +141,7 @@ TEST_CASE("a digest made with another run's key, or for other values, is not evi
 TEST_CASE("a case that never returns is named within its limit, after what passed was printed") {
   testing::Folder folder;
   const Checked checked = check_mistake("never_returns_on_inproc", folder,
-                                        {kSimulatorStage, "inproc"}, /*case_seconds=*/3);
+                                        {kSimulatorStage, "inproc"}, /*case_seconds=*/3, 1000);
   INFO(checked.run.output);
   CHECK(!checked.run.passed);
   CHECK(has(checked.run.output,
@@ -146,7 +150,7 @@ TEST_CASE("a case that never returns is named within its limit, after what passe
             "answers?"));
   CHECK(has(checked.run.output, "rank 0 was still in your function"));
   CHECK(has(checked.run.output, "--case-seconds S"));
-  CHECK(checked.seconds < 30);
+  CHECK(checked.seconds < 60);  // the limit's seconds after the last case, not 900
   // The simulator's line came as soon as it was written, seconds before the end.
   double simulator_line = -1;
   for (const auto& [at, text] : checked.printed)
@@ -160,11 +164,11 @@ TEST_CASE("a case that never returns is named within its limit, after what passe
 
 TEST_CASE("a rank that spins in the simulator is named too") {
   testing::Folder folder;
-  const Checked checked = check_mistake("never_returns", folder, {kSimulatorStage}, 2);
+  const Checked checked = check_mistake("never_returns", folder, {kSimulatorStage}, 2, 1000);
   INFO(checked.run.output);
   CHECK(has(checked.run.output, "case 1 of 26 in a world of 2 on simulator"));
   CHECK(has(checked.run.output, "did not return within 2 s"));
-  CHECK(checked.seconds < 20);
+  CHECK(checked.seconds < 60);
 }
 
 TEST_CASE("a process the learner's function detaches does not outlive the check") {

@@ -226,7 +226,7 @@ TEST_CASE("a loop that never ends is stopped within a few hundred messages") {
   CHECK(result.failure->error.find("your loop never ends") != std::string::npos);
   // 64 + 16 * 2^2 = 128 messages for an empty case of 2 ranks, not 2^20 steps' worth.
   CHECK(result.failure->error.find("more than 128 messages") != std::string::npos);
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
 }
 
 TEST_CASE("ringlab's own algorithms pass every case of their exercise") {
