@@ -74,6 +74,15 @@ BufferView buffer_view(const sim::Run& run, const sim::Replay& replay, int id, b
   buffer.sent = touched.read.count(id) > 0;
   const Tensor tensor = replay.tensor(id);
   buffer.block = tensor.numel();
+  if (!run.values_recorded) {
+    // A record of provenance only (a large run, a real run's trace): the
+    // cells show whose inputs they hold, and nothing pretends to be a value.
+    buffer.printed = "(" + std::to_string(tensor.numel()) + " elements, values not recorded)";
+    if (holds_blocks(run, region)) buffer.block = run.count;
+    for (std::size_t i = 0; i < tensor.numel(); ++i)
+      buffer.cells.push_back(make_cell(run, "", replay.provenance_at(id, i)));
+    return buffer;
+  }
   if (holds_blocks(run, region)) {
     std::vector<Tensor> blocks;
     for (int b = 0; b < run.ranks; ++b)

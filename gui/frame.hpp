@@ -15,7 +15,7 @@
 namespace ringlab::gui {
 
 struct CellView {
-  std::string text;          // the element's value, as the tensor prints it
+  std::string text;          // the element's value, as the tensor prints it ("": none recorded)
   sim::RankSet provenance;   // which ranks' inputs are inside it
   std::string ranks;         // those ranks as the cell's label: "3", "0-2", "all"
 };

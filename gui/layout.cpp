@@ -75,7 +75,7 @@ bool lay_out_ring(RanksLayout& layout, const FrameView& view, const LayoutFonts&
     for (int level = 0; level < kDetailLevels; ++level) {
       std::vector<PanelLayout> panels = build_panels(
           view, std::vector<float>(view.ranks.size(), width), kDetails[level], kUnbounded, fonts);
-      if (!readable(panels) || !place_ring(panels, layout.canvas)) continue;
+      if (!readable(panels, view) || !place_ring(panels, layout.canvas)) continue;
       RanksLayout candidate = layout;
       candidate.panels = std::move(panels);
       candidate.arrangement = "ring";
@@ -136,7 +136,8 @@ bool lay_out_rows(RanksLayout& layout, const FrameView& view, const LayoutFonts&
       if (score >= best) continue;
       std::vector<PanelLayout> panels =
           build_panels(view, widths_in(rows, view, groups), kDetails[level], kUnbounded, fonts);
-      if (!readable(panels) || !place_rows(panels, rows, canvas, rows_gap(roles, fonts))) continue;
+      if (!readable(panels, view) || !place_rows(panels, rows, canvas, rows_gap(roles, fonts)))
+        continue;
       layout.panels = std::move(panels);
       layout.arrangement = roles ? "groups" : "grid";
       layout.detail = level;

@@ -311,12 +311,19 @@ PanelLayout build_focus_box(const FrameView& view, int rank, float width, const 
   return box;
 }
 
-bool readable(const std::vector<PanelLayout>& panels) {
-  for (const PanelLayout& panel : panels)
+bool readable(const std::vector<PanelLayout>& panels, const FrameView& view) {
+  for (const PanelLayout& panel : panels) {
+    // A box with none of its rank's cells (a training step's buffers, none
+    // touched, all folded away) shows nothing of its data.
+    const RankPanel& rank = view.ranks.at(static_cast<std::size_t>(panel.rank));
+    const bool has_cells = std::any_of(rank.buffers.begin(), rank.buffers.end(),
+                                       [](const BufferView& b) { return !b.cells.empty(); });
+    if (has_cells && panel.cells.empty()) return false;
     for (const CellItem& cell : panel.cells)
       if ((!cell.value.text.empty() && cell.value.size < kLeastValuePx) ||
           (!cell.label.text.empty() && cell.label.size < kLeastLabelPx))
         return false;
+  }
   return true;
 }
 

@@ -45,8 +45,9 @@ static_assert(kDetailLevels == kOverviewDetail, "the overview comes after every 
 inline constexpr float kLeastValuePx = 9.0f;
 inline constexpr float kLeastLabelPx = 7.0f;
 
-// Whether every value and ranks label in the boxes is at least that size.
-bool readable(const std::vector<PanelLayout>& panels);
+// Whether every value and ranks label in the boxes is at least that size,
+// and every box of a rank with data shows some of its cells.
+bool readable(const std::vector<PanelLayout>& panels, const FrameView& view);
 
 // Every rank's box at the origin, rank r `widths[r]` wide and at most
 // `max_height` high.

@@ -39,7 +39,7 @@ bool fit_focus_box(PanelLayout& box, int& level, const FrameView& view, int focu
   for (level = 0; level < kDetailLevels; ++level) {
     PanelLayout candidate =
         build_focus_box(view, focus, width, kDetails[level], kUnbounded, hint_for(selected), fonts);
-    if (candidate.box.height() > height || !readable({candidate})) continue;
+    if (candidate.box.height() > height || !readable({candidate}, view)) continue;
     box = std::move(candidate);
     return true;
   }

@@ -264,14 +264,18 @@ inline bool cells_under(const PanelLayout& panel, const TextItem& text) {
   return false;
 }
 
-// Every buffer the step writes shows cells in its rank's box (or chip), no
-// box is cut short, and a buffer's heading, where a box shows one, has its
-// cells under it.
-inline std::vector<std::string> hidden_writes(const RanksLayout& layout, const FrameView& view) {
+// Every rank with data shows some of its cells, every buffer the step writes
+// shows cells in its rank's box (or chip), no box is cut short, and a
+// buffer's heading, where a box shows one, has its cells under it.
+inline std::vector<std::string> hidden_data(const RanksLayout& layout, const FrameView& view) {
   std::vector<std::string> found;
   for (const PanelLayout* panel : all_boxes(layout)) {
     const RankPanel& rank = view.ranks.at(static_cast<std::size_t>(panel->rank));
     if (panel->cut) found.push_back(rank.role + "'s box is cut short");
+    const bool has_cells = std::any_of(rank.buffers.begin(), rank.buffers.end(),
+                                       [](const BufferView& b) { return !b.cells.empty(); });
+    if (has_cells && panel->cells.empty())
+      found.push_back(rank.role + "'s box shows none of its cells");
     for (std::size_t b = 0; b < rank.buffers.size(); ++b) {
       const BufferView& buffer = rank.buffers[b];
       if (buffer.cells.empty()) continue;

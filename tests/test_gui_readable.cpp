@@ -5,6 +5,7 @@
 // a readable size, and every buffer a step writes shows its cells.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,7 +42,7 @@ const NamedCheck kChecks[] = {
     {"overlapping text",
      [](const RanksLayout& l, const FrameView&) { return overlapping_texts(l); }},
     {"unreadable cells", unreadable_cells},
-    {"hidden writes", hidden_writes},
+    {"hidden data", hidden_data},
 };
 
 }  // namespace
@@ -83,4 +84,99 @@ TEST_CASE("every scenario at 2, 4, 8 and 16 ranks reads at 1280x800") {
     }
   }
   MESSAGE(layouts << " layouts checked at 1280x800");
+}
+
+// ---- the checks themselves -------------------------------------------------------
+
+TEST_CASE("the checks above catch overlapping text, small values and hidden data") {
+  const LayoutFonts fonts = window_fonts();
+  const Vec2 canvas = canvases_of({1280, 800}).front();
+  // A layout of whole boxes that passes every check, then broken by hand.
+  GuiState state = make_state("ddp_step");
+  apply(state, JumpTo{4});  // bucket 0's all_reduce while net2's backward runs
+  const FrameView view = build_frame(state);
+  const RanksLayout good = layout_ranks(view, canvas, fonts);
+  REQUIRE_FALSE(good.overview);
+  for (const NamedCheck& check : kChecks) REQUIRE(check.check(good, view).empty());
+  REQUIRE(good.panels.size() == 2);
+  REQUIRE_FALSE(good.labels.empty());
+
+  RanksLayout onto_box = good;  // an arrow's label on... its own box's cells
+  onto_box.labels[0].box = Rect::at(onto_box.panels[1].cells[0].box.min, {40, 12});
+  CHECK_FALSE(overlapping_texts(onto_box).empty());
+  RanksLayout two_texts = good;  // a box's line over its title
+  two_texts.panels[0].texts[1].at = two_texts.panels[0].texts[0].at;
+  CHECK_FALSE(overlapping_texts(two_texts).empty());
+  RanksLayout small = good;  // a value drawn at 8 px
+  REQUIRE_FALSE(small.panels[0].cells.back().value.text.empty());
+  small.panels[0].cells.back().value.size = 8;
+  CHECK_FALSE(unreadable_cells(small, view).empty());
+  RanksLayout chip = good;  // a box without values, and no focus box
+  chip.panels[1].chip = true;
+  CHECK_FALSE(unreadable_cells(chip, view).empty());
+
+  // Hidden data: a box cut short; a written buffer without its cells (here
+  // bucket 0, written in this frame); a heading whose cells are gone.
+  RanksLayout cut = good;
+  cut.panels[0].cut = true;
+  CHECK_FALSE(hidden_data(cut, view).empty());
+  int written = -1;
+  for (std::size_t b = 0; b < view.ranks[0].buffers.size(); ++b)
+    if (view.ranks[0].buffers[b].changed && written < 0) written = static_cast<int>(b);
+  REQUIRE(written >= 0);
+  RanksLayout unwritten = good;
+  std::vector<CellItem>& cells = unwritten.panels[0].cells;
+  cells.erase(std::remove_if(cells.begin(), cells.end(),
+                             [&](const CellItem& cell) { return cell.buffer == written; }),
+              cells.end());
+  const std::vector<std::string> found = hidden_data(unwritten, view);
+  CHECK(found.size() >= 2);  // not shown, and its heading has no cells under it
+  RanksLayout empty = good;
+  empty.panels[1].cells.clear();
+  CHECK_FALSE(hidden_data(empty, view).empty());
+}
+
+TEST_CASE("in an overview the checks read the focus box: its values, and what the chip shows") {
+  const LayoutFonts fonts = window_fonts();
+  GuiState state = make_state("all_to_all", 16);
+  apply(state, JumpTo{4});
+  const FrameView view = build_frame(state);
+  const RanksLayout good = layout_ranks(view, canvases_of({1280, 800}).front(), fonts);
+  REQUIRE(good.overview);
+  for (const NamedCheck& check : kChecks) REQUIRE(check.check(good, view).empty());
+  RanksLayout small = good;  // a value of the focus box at 8 px
+  REQUIRE_FALSE(small.focus_box.cells.empty());
+  small.focus_box.cells.front().value.size = 8;
+  CHECK_FALSE(unreadable_cells(small, view).empty());
+  RanksLayout missing = good;  // the focus box without the recv its chip shows
+  std::vector<CellItem>& cells = missing.focus_box.cells;
+  const int recv = cells.back().buffer;
+  cells.erase(std::remove_if(cells.begin(), cells.end(),
+                             [&](const CellItem& cell) { return cell.buffer == recv; }),
+              cells.end());
+  CHECK_FALSE(unreadable_cells(missing, view).empty());
+  RanksLayout covered = good;  // a label on a chip that is not its arrow's
+  REQUIRE_FALSE(covered.labels.empty());
+  const LabelLayout& label = covered.labels.front();
+  const ArrowLayout& arrow = covered.arrows[static_cast<std::size_t>(label.arrow)];
+  for (const PanelLayout& chip : covered.panels)
+    if (chip.rank != arrow.src && chip.rank != arrow.dst) {
+      covered.labels.front().box = Rect::at(chip.box.min, label.box.max - label.box.min);
+      break;
+    }
+  CHECK_FALSE(overlapping_texts(covered).empty());
+}
+
+TEST_CASE("where not even the overview fits, boxes are cut, and the checks say so") {
+  // A window far smaller than the GUI supports: what the checks flag is what
+  // 1280x800 must never show.
+  const LayoutFonts fonts = window_fonts();
+  GuiState state = make_state("ddp_step", 16);
+  apply(state, JumpTo{4});
+  const FrameView view = build_frame(state);
+  const RanksLayout layout = layout_ranks(view, {420, 300}, fonts);
+  CHECK(layout.detail == kCutDetail);
+  CHECK_FALSE(layout.overview);
+  CHECK(problems(layout, view.ranks.size()).empty());  // still on the canvas, apart
+  CHECK_FALSE(hidden_data(layout, view).empty());
 }
