@@ -74,10 +74,11 @@ void pick_rank(const GuiState& state, const FrameView& view, const RanksLayout& 
   }
   if (io.WantTextInput) return;
   const int ranks = static_cast<int>(view.ranks.size());
-  const int focus = focus_rank(view, state.selected_rank);
+  int focus = focus_rank(view, state.selected_rank);
   for (ImWchar c : io.InputQueueCharacters) {
-    if (c == '[' && ranks > 0) commands.push_back(SelectRank{(focus + ranks - 1) % ranks});
-    if (c == ']' && ranks > 0) commands.push_back(SelectRank{(focus + 1) % ranks});
+    if (ranks == 0 || (c != '[' && c != ']')) continue;
+    focus = (focus + (c == ']' ? 1 : ranks - 1)) % ranks;
+    commands.push_back(SelectRank{focus});
   }
   if (state.selected_rank >= 0 && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
     commands.push_back(SelectRank{-1});
@@ -147,6 +148,7 @@ std::vector<Command> draw_frame(const GuiState& state, const Fonts& fonts, Frame
                                 state.selected_rank);
     cache.canvas = {canvas_size.x, canvas_size.y};
   }
+  cache.canvas_min = {canvas_min.x, canvas_min.y};
   paint_ranks(ImGui::GetWindowDrawList(), cache.layout, canvas_min, fonts);
   pick_rank(state, view, cache.layout, canvas_min, commands);
   draw_log(state, commands);

@@ -20,6 +20,7 @@ struct FrameCache {
   int cursor = -1;
   int selected_rank = -2;
   Vec2 canvas{-1, -1};
+  Vec2 canvas_min;  // where the canvas was drawn, in screen pixels
   FrameView view;
   RanksLayout layout;
 };

@@ -5,8 +5,9 @@
 // something on the canvas; the parameter server names ranks by role, with
 // rank numbers only in the legend. A ring of up to 16 ranks is a ring whose
 // arrows cross neither each other nor a box; the 16 rank colors are far
-// apart (CIEDE2000); and at 1280x800 the whole window fits, drawn by Dear
-// ImGui without a display.
+// apart (CIEDE2000); at 1280x800 the whole window fits, drawn by Dear
+// ImGui without a display; and there a click on a rank, '[', ']' and Escape
+// pick the rank shown in full.
 //
 // Built with the GUI, the layout is measured with the fonts the window loads
 // (DejaVu through Dear ImGui's atlas, no window needed), and the metrics are
@@ -348,6 +349,67 @@ TEST_CASE("at 1280x800 the whole window fits: the side panel and its legend are 
     }
   }
   MESSAGE(drawn << " frames drawn at 1280x800");
+  ImGui::DestroyContext();
+}
+
+TEST_CASE("a click on a rank, '[', ']' and Escape pick the rank shown in full") {
+  // The window's own controls, driven through Dear ImGui without a display:
+  // the commands draw_frame returns are the ones the state tests apply.
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1280, 800);
+  io.DeltaTime = 1.0f / 60;
+  apply_style();
+  const Fonts fonts = load_fonts(io);
+  unsigned char* pixels = nullptr;
+  int width = 0;
+  int height = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+  GuiState state = make_state("ddp_step", 16);
+  apply(state, JumpTo{4});  // the step follows rank 2
+  FrameCache cache;
+  auto frame = [&] {
+    ImGui::NewFrame();
+    std::vector<Command> commands = draw_frame(state, fonts, cache);
+    ImGui::Render();
+    for (const Command& command : commands) apply(state, command);
+    return commands;
+  };
+  auto picks = [](const std::vector<Command>& commands) {
+    std::vector<int> ranks;
+    for (const Command& command : commands)
+      if (const auto* pick = std::get_if<SelectRank>(&command)) ranks.push_back(pick->rank);
+    return ranks;
+  };
+  for (int pass = 0; pass < 3; ++pass) frame();
+  REQUIRE(cache.layout.overview);
+  REQUIRE(cache.layout.focus == 2);
+  // A click on rank 11's chip.
+  const Vec2 chip = cache.canvas_min + cache.layout.panels[11].box.center();
+  io.MousePos = ImVec2(chip.x, chip.y);
+  frame();
+  io.MouseDown[0] = true;
+  CHECK(picks(frame()) == std::vector<int>{11});
+  io.MouseDown[0] = false;
+  frame();
+  CHECK(state.selected_rank == 11);
+  CHECK(cache.layout.focus_box.rank == 11);
+  // ']' and '[' step from the rank shown; Escape follows the step again.
+  io.MousePos = ImVec2(-1, -1);
+  io.AddInputCharacter(']');
+  CHECK(picks(frame()) == std::vector<int>{12});
+  io.AddInputCharacter('[');
+  io.AddInputCharacter('[');
+  CHECK(picks(frame()) == std::vector<int>{11, 10});  // two presses, two ranks back
+  CHECK(state.selected_rank == 10);
+  io.KeyMap[ImGuiKey_Escape] = 256;  // as a platform backend maps its keys
+  io.KeysDown[256] = true;
+  CHECK(picks(frame()) == std::vector<int>{-1});
+  io.KeysDown[256] = false;
+  frame();
+  CHECK(state.selected_rank == -1);
+  CHECK(cache.layout.focus == 2);
   ImGui::DestroyContext();
 }
 
