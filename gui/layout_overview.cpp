@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "gui/layout_arrows.hpp"
 #include "gui/layout_box.hpp"
