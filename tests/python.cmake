@@ -53,6 +53,7 @@ set_tests_properties(python_package PROPERTIES
   ENVIRONMENT "PYTHONPATH=${RINGLAB_PYTHON_PACKAGE}" TIMEOUT 60)
 
 ringlab_python_test(python_backend test_backend.py)
+ringlab_python_test(python_p2p_storage test_p2p_storage.py)
 ringlab_python_test(python_features test_features.py $<TARGET_FILE:ringlab>
   ${PROJECT_SOURCE_DIR}/examples/python)
 ringlab_python_test(torchrun_python test_torchrun.py $<TARGET_FILE:ringlab>
