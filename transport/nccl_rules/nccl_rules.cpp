@@ -18,13 +18,14 @@ using Clock = std::chrono::steady_clock;
 // Every rank waiting is a deadlock only if it stays so this long: a rank
 // with a second thread (a ProcessGroup's async work) may still post.
 constexpr auto kDeadlockGrace = std::chrono::milliseconds(100);
-// A wait first yields its processor this long, looking again each time it
-// is back, before it sleeps until its group finishes. In a world of many
-// more rank threads than processors (1024 on 2), a rank's group finishes
-// within a round of the others, and a yield costs far less than a sleep and
-// a wake-up (the futex calls, and the waker's time in them); between the
-// yields the lock is free, and a waker finds nobody to wake.
-constexpr auto kYieldFor = std::chrono::milliseconds(5);
+// A wait first yields its processor this many times, looking again each
+// time it is back, before it sleeps until its group finishes. In a world of
+// many more rank threads than processors (1024 on 2) a yield comes back
+// after a round of the others, by which time its group has usually
+// finished; a yield costs less than a sleep and a wake-up (the futex calls,
+// the waker's time in them, and the woken thread's queueing for the lock).
+// In a small world a yield comes back at once, so the few cost nothing.
+constexpr int kYields = 8;
 
 // Blocks (the world's lock held) until done() or an error: another rank
 // failed (PeerError), the world is deadlocked (CommError with the report), or
@@ -39,12 +40,13 @@ void block(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, int ran
     int rank;
     ~Leave() { s.leave_wait(rank); }
   } leave{s, rank};
-  const auto start = Clock::now();
-  const auto deadline = start + timeout;
+  const auto deadline = Clock::now() + timeout;
   bool suspect = false;
+  int yields = 0;
   std::uint64_t seen = 0;
   auto suspect_until = deadline;
   for (;;) {
+    s.looked(rank);
     if (done()) return;
     // The deadlock first: its first reporter fails its rank, and the others
     // should report the deadlock, not that rank.
@@ -64,7 +66,7 @@ void block(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, int ran
       throw CommError(s.deadlock);
     }
     if (now >= deadline) throw TimeoutError(timed_out());
-    if (now - start < kYieldFor) {
+    if (yields++ < kYields) {
       lock.unlock();
       std::this_thread::yield();
       lock.lock();

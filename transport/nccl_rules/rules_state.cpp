@@ -92,6 +92,10 @@ void NcclRulesWorld::State::progress_from(int first) {
     ++state.finished;
     ++generation;
     finished_groups_.push_back(r);
+    if (state.waiting > 0 && !state.unseen_finish) {
+      state.unseen_finish = true;
+      ++unseen_finishes;
+    }
     todo.push_back(r);  // its next group runs now
   }
 }
@@ -104,6 +108,14 @@ void NcclRulesWorld::State::enter_wait(int r) {
 void NcclRulesWorld::State::leave_wait(int r) {
   rules::RankState& me = rank(r);
   if (--me.waiting == 0 && !me.gone) --present_waiting;
+  if (me.waiting == 0) looked(r);
+}
+
+void NcclRulesWorld::State::looked(int r) {
+  rules::RankState& me = rank(r);
+  if (!me.unseen_finish) return;
+  me.unseen_finish = false;
+  --unseen_finishes;
 }
 
 void NcclRulesWorld::State::leave(int r) {
@@ -112,6 +124,7 @@ void NcclRulesWorld::State::leave(int r) {
   me.gone = true;
   --present;
   if (me.waiting > 0) --present_waiting;
+  looked(r);
   me.queued.clear();  // never launched: nobody can have matched them
   for (auto& group : me.groups)
     for (const OpPtr& op : group) op->abandoned = true;

@@ -49,6 +49,9 @@ struct RankState {
   std::uint64_t launched = 0;             // groups launched so far
   std::uint64_t finished = 0;             // groups finished so far
   int waiting = 0;                        // threads of this rank inside a wait
+  // A group finished while it waited, and no thread of it has looked since:
+  // its wait may be over, however long its thread takes to run again.
+  bool unseen_finish = false;
   bool gone = false;                      // its transport was destroyed
   std::condition_variable changed;        // its waits sleep here
   // Its launched receives that met no launched send yet, and the launched
@@ -73,6 +76,7 @@ struct NcclRulesWorld::State {
   std::string deadlock;          // the report, once a deadlock was found
   int present = 0;               // ranks not gone
   int present_waiting = 0;       // of those, the ones with a thread inside a wait
+  int unseen_finishes = 0;       // ranks whose unseen_finish is set
 
   int size() const { return static_cast<int>(ranks.size()); }
   rules::RankState& rank(int r) { return ranks[static_cast<std::size_t>(r)]; }
@@ -81,11 +85,17 @@ struct NcclRulesWorld::State {
   void launch(int r);
   // Whether op's whole group has finished.
   bool finished(const rules::Op& op) { return op.group != 0 && op.group <= rank(op.rank).finished; }
-  // Every rank still here waits (progress leaves nothing movable behind).
-  bool stuck() const { return present > 0 && present_waiting == present; }
+  // Every rank still here waits, and each has looked since its last group
+  // finished (progress leaves nothing movable behind). A rank whose wait is
+  // over but whose thread has not run yet does not make a deadlock.
+  bool stuck() const {
+    return present > 0 && present_waiting == present && unseen_finishes == 0;
+  }
   // A thread of rank r enters (or leaves) a wait.
   void enter_wait(int r);
   void leave_wait(int r);
+  // A waiting thread of rank r looks at its wait again.
+  void looked(int r);
   // What each waiting rank waits for and why it cannot go on.
   std::string describe_deadlock();
   // Rank r leaves: its queue is dropped, its launched operations abandoned.
