@@ -18,20 +18,12 @@ using Clock = std::chrono::steady_clock;
 // Every rank waiting is a deadlock only if it stays so this long: a rank
 // with a second thread (a ProcessGroup's async work) may still post.
 constexpr auto kDeadlockGrace = std::chrono::milliseconds(100);
-// A wait first yields its processor this many times, looking again each
-// time it is back, before it sleeps until its group finishes. In a world of
-// many more rank threads than processors (1024 on 2) a yield comes back
-// after a round of the others, by which time its group has usually
-// finished; a yield costs less than a sleep and a wake-up (the futex calls,
-// the waker's time in them, and the woken thread's queueing for the lock).
-// In a small world a yield comes back at once, so the few cost nothing.
-constexpr int kYields = 8;
 
 // Blocks (the world's lock held) until done() or an error: another rank
 // failed (PeerError), the world is deadlocked (CommError with the report), or
 // `timeout` passed (TimeoutError from timed_out()).
 template <typename Done, typename TimedOut>
-void block(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, int rank,
+void block(NcclRulesWorld::State& s, rules::Lock& lock, int rank,
            Duration timeout, Done&& done, TimedOut&& timed_out, int peer, Tag tag) {
   rules::RankState& me = s.rank(rank);
   s.enter_wait(rank);
@@ -66,7 +58,7 @@ void block(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, int ran
       throw CommError(s.deadlock);
     }
     if (now >= deadline) throw TimeoutError(timed_out());
-    if (yields++ < kYields) {
+    if (yields++ < s.yields) {
       lock.unlock();
       std::this_thread::yield();
       lock.lock();
@@ -81,7 +73,7 @@ void block(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, int ran
 
 // Waits (the lock held) until op's group has finished, launching its
 // rank's queue first if op is still in it; throws as a wait does.
-void await(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, Op& op,
+void await(NcclRulesWorld::State& s, rules::Lock& lock, Op& op,
            Duration timeout) {
   if (op.group == 0) {
     s.launch(op.rank);
@@ -152,8 +144,8 @@ class RulesTransport final : public Transport {
   // rank threads queues on that lock.
   void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
                 MutBytes recv_data) override {
-    check_source(src, "sendrecv: src");
-    check_peer(dst, "sendrecv: dst");
+    check_source(src, "irecv: src");  // as the default's irecv and isend say
+    check_peer(dst, "isend: dst");
     const OpPtr recv = make_op(false, src, recv_tag, recv_data.data(), recv_data.size());
     const OpPtr send =
         make_op(true, dst, send_tag, const_cast<std::byte*>(send_data.data()), send_data.size());
@@ -225,11 +217,11 @@ void RulesRequest::wait(Duration timeout) {
 
 bool RulesRequest::test() {
   std::unique_lock lock(state_->mutex);
-  if (op_->group == 0) {
-    state_->launch(op_->rank);
-    state_->wake_finished(lock);
-  }
-  return state_->finished(*op_);
+  if (op_->group == 0) state_->launch(op_->rank);
+  // The answer as of the launch: wake_finished lets the others run.
+  const bool done = state_->finished(*op_);
+  state_->wake_finished(lock);
+  return done;
 }
 
 }  // namespace

@@ -1,14 +1,19 @@
 #include "transport/nccl_rules/rules_state.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 namespace ringlab {
 
 using rules::Op;
 using rules::OpPtr;
 
-NcclRulesWorld::State::State(int n) : ranks(static_cast<std::size_t>(n)), present(n) {}
+NcclRulesWorld::State::State(int n) : ranks(static_cast<std::size_t>(n)), present(n) {
+  const int processors = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  yields = n > 16 * processors ? 8 : 0;
+}
 
 void NcclRulesWorld::State::launch(int r) {
   rules::RankState& me = rank(r);
@@ -134,7 +139,7 @@ void NcclRulesWorld::State::leave(int r) {
   if (stuck()) wake_all();
 }
 
-void NcclRulesWorld::State::wake_finished(std::unique_lock<std::mutex>& lock) {
+void NcclRulesWorld::State::wake_finished(rules::Lock& lock) {
   if (finished_groups_.empty()) return;
   std::vector<int> woken;
   woken.swap(finished_groups_);
