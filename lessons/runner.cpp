@@ -177,10 +177,20 @@ void check_tour_options(const RunOptions& options) {
   check_algorithms(options.group);
 }
 
-void run_tour(const RunOptions& options) {
+std::span<const Lesson> tour_lessons(std::string_view from) {
+  const std::span<const Lesson> lessons = all_lessons();
+  if (from.empty()) return lessons;
+  try {
+    return lessons.subspan(static_cast<std::size_t>(&find_lesson(from) - lessons.data()));
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(std::string("--from: ") + error.what());
+  }
+}
+
+void run_tour(const RunOptions& options, std::string_view from) {
   // What every lesson shares is checked before the first one starts.
   check_tour_options(options);
-  for (const Lesson& lesson : all_lessons()) {
+  for (const Lesson& lesson : tour_lessons(from)) {
     if (print_tour_header(lesson, options)) {
       if (lesson.run_itself) {
         RunOptions every_backend = options;  // it runs them all, a column each

@@ -237,6 +237,69 @@ TEST_CASE("--compare names the topology its figures assume; a ring of links is o
   CHECK(has(one.output, "a ProcessGroup's auto runs rabenseifner instead"));
 }
 
+namespace {
+
+// The --compare row of `size` in the table of bytes and steps: each cell
+// "120M in 75 steps" as {"120M", "75"}.
+std::vector<std::pair<std::string, std::string>> bytes_row(const std::string& output,
+                                                           const std::string& size) {
+  const std::size_t table = output.find("# bytes sent per rank");
+  if (table == std::string::npos) return {};
+  std::istringstream lines(output.substr(table));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first;
+    if (!(words >> first) || first != size) continue;
+    std::vector<std::pair<std::string, std::string>> cells;
+    for (std::string bytes, in, steps, word; words >> bytes >> in >> steps >> word;)
+      cells.emplace_back(bytes, steps);
+    return cells;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("--compare: bytes per rank and steps beside the times; why the ring is bandwidth-optimal") {
+  // 16 ranks, 64 MiB of float32, fully connected. Closed forms: ring and
+  // Rabenseifner send 2(N-1)/N x 64M = 120M from every rank; recursive
+  // doubling sends the whole vector in each of log2 16 = 4 rounds (256M).
+  // The ring's blocks are 4 MiB, cut in g = 4 segments of 1 MiB: (N-1)(g+1)
+  // = 75 steps, where the article's unsegmented ring takes 2(N-1) = 30.
+  const auto run = run_ringlab("sim all_reduce --compare --ranks 16 --sizes 1K:64M");
+  CAPTURE(run.output);
+  REQUIRE(run.status == 0);
+  // Columns: ring, reduce_broadcast, recursive_doubling, rabenseifner, binary_tree, auto.
+  const auto big = bytes_row(run.output, "64M");
+  REQUIRE(big.size() == 6);
+  CHECK(big[0] == std::pair<std::string, std::string>{"120M", "75"});
+  CHECK(big[2] == std::pair<std::string, std::string>{"256M", "4"});
+  CHECK(big[3].first == "120M");
+  CHECK(big[5] == big[3]);  // auto runs rabenseifner there
+  const auto small = bytes_row(run.output, "1K");  // 1920 bytes, one step per block
+  REQUIRE(small.size() == 6);
+  CHECK(small[0] == std::pair<std::string, std::string>{"1.9K", "30"});
+  CHECK(small[3] == std::pair<std::string, std::string>{"1.9K", "8"});  // 2 log2 16 rounds
+  CHECK(has(run.output, "# ring is bandwidth-optimal: each rank sends 2(N-1)/N of the data, "
+                        "whatever N (here 2 x 15/16 x 64M = 120M)"));
+  CHECK(has(run.output, "# rabenseifner sends the same 2(N-1)/N"));
+  CHECK(has(run.output, "in 8 steps at 1K where the ring takes 30: on this fully connected "
+                        "network a far partner costs no more than a neighbour, so it ties the "
+                        "ring on bytes and beats it on latency"));
+  CHECK(has(run.output, "# ring's 75 steps at 64M, not the article's 2(N-1) = 30: the ring cuts "
+                        "each block (n/P elements, up to 4 MiB) into 4 segments"));
+  // Up to 16M every block is one segment: 2(N-1) steps, nothing to explain.
+  const auto unsegmented = run_ringlab("sim all_reduce --compare --ranks 16 --sizes 1K:16M");
+  CHECK_FALSE(has(unsegmented.output, "# ring's "));
+  // On a ring of links, Rabenseifner's far partners share them.
+  const auto ring = run_ringlab("sim all_reduce --compare --ranks 16 --topology ring");
+  CHECK(has(ring.output, "fewer steps, but here its far partners' messages share links"));
+  // Other collectives get the table, not the all_reduce notes.
+  const auto broadcast = run_ringlab("sim broadcast --compare --ranks 8 --sizes 1K:1M");
+  CHECK(bytes_row(broadcast.output, "1M").size() == 3);
+  CHECK_FALSE(has(broadcast.output, "bandwidth-optimal"));
+}
+
 TEST_CASE("the steps say why the ring takes 63 steps at 64 MiB on 8 ranks: 1 MiB segments") {
   // (P-1)(g+1) with g = ceil(N/P / 1 MiB): 1 MiB gives g = 1 (14 steps), 9 MiB
   // g = 2 (21), 64 MiB g = 8 (63).
