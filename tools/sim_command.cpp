@@ -66,7 +66,7 @@ struct SimCommand {
   std::string sizes = "1K:256M";
   bool bench = false;
   std::string trace;
-  std::size_t trace_limit = 200000;
+  std::size_t trace_limit = sim::kTraceEventLimit;
   std::string engine = "fibers";
   int steps = -1;  // -1: auto; 0: no; 1: yes
   PsScenario ps;
