@@ -232,7 +232,7 @@ void Session::ended(const ErrorCode& error, std::size_t got, std::size_t of, con
 // Reads one request. `only`: the operation the client must send now (the
 // hello, then its proof). nullopt: the connection is over (closed, dropped,
 // or idle).
-awaitable<std::optional<Request>> Session::read_request(std::size_t max_body,
+awaitable<std::optional<StoreRequest>> Session::read_request(std::size_t max_body,
                                                         std::optional<StoreOp> only) {
   const auto header = co_await read_header(only);
   if (!header) co_return std::nullopt;
@@ -263,7 +263,7 @@ awaitable<std::optional<Request>> Session::read_request(std::size_t max_body,
     drop("its request body is not a list of length-prefixed strings");
     co_return std::nullopt;
   }
-  co_return Request{static_cast<StoreOp>(header->code), header->number,
+  co_return StoreRequest{static_cast<StoreOp>(header->code), header->number,
                     args ? std::move(*args) : std::vector<std::string>{}, body.take_share(),
                     body.refused()};
 }
