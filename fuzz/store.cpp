@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "fuzz/loopback.hpp"
-#include "store/log.hpp"
+#include "net/log.hpp"
 #include "store/protocol.hpp"
 #include "store/store.hpp"
 #include "store/token_proof.hpp"
@@ -44,7 +44,7 @@ struct Server {
 
 Server& server() {
   // Every input is rejected with a log line: thousands a second, not worth printing.
-  static const bool quiet = (set_log_sink([](const std::string&) {}), true);
+  static const bool quiet = (net::set_log_sink([](const std::string&) {}), true);
   (void)quiet;
   // Made once and never destroyed: its thread serves every input.
   static Server* const instance = new Server;

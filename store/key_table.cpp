@@ -11,9 +11,9 @@ namespace ringlab::store {
 
 namespace {
 
-std::string name_of(StoreOp op) { return store_op_name(static_cast<std::uint16_t>(op)); }
-
-Reply fail(StoreOp op, const std::string& why) { return error_reply(name_of(op) + ": " + why); }
+Reply fail(StoreOp op, const std::string& why) {
+  return error_reply(store_op_name(op) + ": " + why);
+}
 
 // The error reply when the request does not carry n arguments.
 std::optional<Reply> wrong_arity(const StoreRequest& request, std::size_t n) {

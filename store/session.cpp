@@ -29,8 +29,6 @@ Value text_of(const std::array<std::byte, N>& bytes) {
 std::span<const std::byte> bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
-std::string name_of(StoreOp op) { return store_op_name(static_cast<std::uint16_t>(op)); }
-
 }  // namespace
 
 Session::Session(StoreServer::Impl& server, tcp::socket socket)
@@ -51,7 +49,7 @@ awaitable<void> Session::serve() {
     unwatch(Phase::Working);
     std::optional<Reply> reply;
     if (!request->refused.empty())
-      reply = error_reply(name_of(request->op) + ": " + request->refused);
+      reply = error_reply(store_op_name(request->op) + ": " + request->refused);
     else
       reply = server_.handle(shared_from_this(), *request);
     request.reset();  // its memory goes back to the budget
@@ -293,14 +291,14 @@ awaitable<std::optional<StoreHeader>> Session::read_header(std::optional<StoreOp
   }
   const auto op = static_cast<StoreOp>(decoded.header->code);
   if (only && op != *only) {
-    drop(*only == StoreOp::Hello ? "its first request was " + name_of(op) +
+    drop(*only == StoreOp::Hello ? "its first request was " + store_op_name(op) +
                                        ", not hello: not a ringlab store client?"
-                                 : "it answered the store's challenge with " + name_of(op) +
+                                 : "it answered the store's challenge with " + store_op_name(op) +
                                        ", not auth: not a ringlab store client?");
     co_return std::nullopt;
   }
   if (!only && (op == StoreOp::Hello || op == StoreOp::Auth)) {
-    drop("it sent " + name_of(op) + " again after its hello");
+    drop("it sent " + store_op_name(op) + " again after its hello");
     co_return std::nullopt;
   }
   co_return decoded.header;

@@ -43,9 +43,9 @@
 #include <sstream>
 #include <thread>
 
-#include "store/asio.hpp"
+#include "net/asio.hpp"
+#include "net/log.hpp"
 #include "store/c10d_client.hpp"
-#include "store/log.hpp"
 #include "transport/tcp/crowding.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/loopback.hpp"
@@ -58,8 +58,8 @@
 namespace ringlab::tcp {
 
 // The ranks meet through the rendezvous store (store/store.hpp), and tell the
-// operator through its log.
-using store::log_line;
+// operator through the log they share with it (net/log.hpp).
+using net::log_line;
 using store::Store;
 using store::StoreLimits;
 using store::StoreLostError;
