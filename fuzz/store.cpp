@@ -39,7 +39,7 @@ StoreLimits small_limits() {
 
 struct Server {
   StoreServer store{"127.0.0.1", 0, 2s, small_limits(), std::string(kToken)};
-  Store client{"127.0.0.1", store.port(), 5s, std::string(kToken)};
+  StoreClient client{"127.0.0.1", store.port(), 5s, std::string(kToken)};
 };
 
 Server& server() {
