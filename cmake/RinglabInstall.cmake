@@ -74,7 +74,7 @@ endfunction()
 ringlab_public_headers(ringlab_ops ops/comm_error.hpp ops/dtype.hpp ops/reduce_op.hpp ops/tensor.hpp)
 ringlab_public_headers(ringlab_store store/store.hpp store/key_value_store.hpp
   store/c10d_client.hpp)
-ringlab_public_headers(ringlab_transport_api transport/transport.hpp)
+ringlab_public_headers(ringlab_transport_api transport/transport.hpp transport/thread_world.hpp)
 ringlab_public_headers(ringlab_inproc transport/inproc.hpp)
 ringlab_public_headers(ringlab_tcp transport/tcp/tcp.hpp)
 ringlab_public_headers(ringlab_nccl
