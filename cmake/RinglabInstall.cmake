@@ -57,8 +57,8 @@ set(ringlab_extra_libraries ringlab_exercises)
 # ---- public headers ----------------------------------------------------------------
 #
 # Listed one by one: what a program includes, and what those include. Every
-# other header is private to its folder (the store's protocol, token proofs,
-# asio.hpp, socket_util.hpp, log.hpp; transport/tcp's engine, framing, mesh,
+# other header is private to its folder (all of net/; the store's protocol,
+# token proofs, socket_util.hpp; transport/tcp's engine, framing, mesh,
 # transport_impl.hpp, socket_util.hpp; the scratch pool;
 # primitives/phases.hpp; backends/rows.hpp and traced_launch.hpp; the NCCL
 # kernels, error checks and store rendezvous; all of launcher/ and simulator/).
