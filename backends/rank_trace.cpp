@@ -144,7 +144,15 @@ RankRecorder::RankRecorder(Transport& inner, int rank, int world_size, RankTrace
       process_name_(std::move(process_name)) {
   sim::RecordOptions options;
   options.wall_clock = true;
+  options.collectives = true;
+  options.whole_values_bytes = kTraceWholeValuesBytes;
+  options.value_budget_bytes = kTraceValueBudgetBytes;
+  options.sample_elements = kTraceSampleElements;
   recorder_ = std::make_shared<sim::RecordingTransport>(inner, options);
+}
+
+void RankRecorder::label_next_collective(std::string label) {
+  recorder_->label_next_collective(std::move(label));
 }
 
 RankRecorder::~RankRecorder() = default;
@@ -157,6 +165,7 @@ std::string RankRecorder::write() {
   options.process_name = process_name_;
   options.time_origin_ns = trace_.time_origin_ns;
   options.flow_series = trace_.flow_series;
+  options.walkthroughs = true;
   try {
     write_file_atomically(trace_.path(rank_), "trace file", [&](std::ostream& out) {
       sim::write_rank_trace(recorder_->log(), out, options);

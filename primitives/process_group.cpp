@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "primitives/collective_observer.hpp"
+
 namespace ringlab {
 
 // ---- Work ------------------------------------------------------------------
@@ -173,8 +175,62 @@ std::string ProcessGroup::prefix(Collective c) const {
   return "rank " + std::to_string(rank()) + ": " + std::string(collective_name(c)) + ": ";
 }
 
-void ProcessGroup::run_collective(Collective c, Comm& comm, const CollectiveCall& call) {
-  collective_info(c).run(comm, algorithm(c), call);
+namespace {
+
+// One of the row's buffers as an observer sees it (collective_observer.hpp).
+ObservedBuffer observed(const BufferSpec& spec, Elems elems, bool is_root, int rank,
+                        std::size_t n) {
+  ObservedBuffer buffer{spec.name, elems, spec.present(is_root)};
+  switch (spec.input) {
+    case Input::Whole:
+    case Input::PerRank:
+      buffer.input_count = elems.count;
+      break;
+    case Input::OwnBlock:
+      buffer.input_offset = static_cast<std::size_t>(rank) * n;
+      buffer.input_count = n;
+      break;
+    case Input::None:
+      break;
+  }
+  return buffer;
+}
+
+}  // namespace
+
+std::string ProcessGroup::algorithm_that_runs(Collective c, const CollectiveCall& call) const {
+  const std::string name = algorithm(c);
+  if (c != Collective::AllReduce || name != "auto") return name;
+  return std::string(all_reduce_auto_choice(call.first.nbytes(), size(),
+                                            transport_->prefers_fewer_messages()));
+}
+
+// A transport that observes collectives (one that records) hears of each one
+// around the algorithm, and runs the algorithm it was told of (auto's choice
+// made here, as all_reduce_auto makes it).
+void ProcessGroup::run_collective(Collective c, Comm& comm, const CollectiveCall& call,
+                                  std::size_t count) {
+  auto* observer = dynamic_cast<CollectiveObserver*>(transport_.get());
+  if (!observer) return collective_info(c).run(comm, algorithm(c), call);
+  const CollectiveInfo& row = collective_info(c);
+  const bool is_root = rank() == call.root;
+  CollectiveStart start;
+  start.collective = c;
+  start.algorithm = algorithm_that_runs(c, call);
+  start.count = count;
+  start.dtype = call.first.count || !call.second.count ? call.first.dtype : call.second.dtype;
+  start.op = call.op;
+  start.root = row.rooted ? call.root : 0;
+  start.first = observed(row.first, call.first, is_root, rank(), count);
+  start.second = observed(row.second, call.second, is_root, rank(), count);
+  observer->collective_started(start);
+  try {
+    row.run(comm, start.algorithm, call);
+  } catch (...) {
+    observer->collective_ended(false);
+    throw;
+  }
+  observer->collective_ended(true);
 }
 
 void ProcessGroup::check_root(Collective c, int root, const char* name) const {
@@ -272,7 +328,8 @@ void ProcessGroup::do_broadcast(Tensor& tensor, int src) {
   check_same_everywhere({Collective::Broadcast, static_cast<std::int64_t>(tensor.numel()),
                          tensor.dtype(), src, -1});
   Comm comm(*transport_, next_sequence());
-  run_collective(Collective::Broadcast, comm, {.first = elems_of(tensor), .root = src});
+  run_collective(Collective::Broadcast, comm, {.first = elems_of(tensor), .root = src},
+                 tensor.numel());
 }
 
 namespace {
@@ -313,7 +370,7 @@ void ProcessGroup::do_scatter(Tensor& tensor, const std::vector<Tensor>& scatter
       comm.copy(packed.elems.slice(r * tensor.numel(), tensor.numel()), elems_of(scatter_list[r]));
     send = packed.elems;
   }
-  run_collective(c, comm, {.first = send, .second = elems_of(tensor), .root = src});
+  run_collective(c, comm, {.first = send, .second = elems_of(tensor), .root = src}, tensor.numel());
 }
 
 void ProcessGroup::do_gather(const Tensor& tensor, std::vector<Tensor>* gather_list, int dst) {
@@ -332,7 +389,8 @@ void ProcessGroup::do_gather(const Tensor& tensor, std::vector<Tensor>* gather_l
   Comm comm(*transport_, next_sequence());
   Comm::Scratch packed;
   if (is_root) packed = comm.scratch(tensor.numel() * static_cast<std::size_t>(size()), tensor.dtype());
-  run_collective(c, comm, {.first = elems_of(tensor), .second = packed.elems, .root = dst});
+  run_collective(c, comm, {.first = elems_of(tensor), .second = packed.elems, .root = dst},
+                 tensor.numel());
   if (is_root)
     for (std::size_t r = 0; r < gather_list->size(); ++r)
       comm.copy(elems_of((*gather_list)[r]), packed.elems.slice(r * tensor.numel(), tensor.numel()));
@@ -345,7 +403,7 @@ void ProcessGroup::do_reduce(Tensor& tensor, int dst, ReduceOp op) {
   check_same_everywhere({c, static_cast<std::int64_t>(tensor.numel()), tensor.dtype(), dst,
                          static_cast<int>(op)});
   Comm comm(*transport_, next_sequence());
-  run_collective(c, comm, {.first = elems_of(tensor), .root = dst, .op = op});
+  run_collective(c, comm, {.first = elems_of(tensor), .root = dst, .op = op}, tensor.numel());
 }
 
 void ProcessGroup::do_all_reduce(Tensor& tensor, ReduceOp op) {
@@ -354,7 +412,7 @@ void ProcessGroup::do_all_reduce(Tensor& tensor, ReduceOp op) {
   check_same_everywhere({c, static_cast<std::int64_t>(tensor.numel()), tensor.dtype(), -1,
                          static_cast<int>(op)});
   Comm comm(*transport_, next_sequence());
-  run_collective(c, comm, {.first = elems_of(tensor), .op = op});
+  run_collective(c, comm, {.first = elems_of(tensor), .op = op}, tensor.numel());
 }
 
 void ProcessGroup::do_all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor) {
@@ -366,7 +424,7 @@ void ProcessGroup::do_all_gather(std::vector<Tensor>& tensor_list, const Tensor&
   auto packed = comm.scratch(n * static_cast<std::size_t>(size()), tensor.dtype());
   comm.copy(packed.elems.slice(static_cast<std::size_t>(rank()) * n, n), elems_of(tensor));
   const auto blocks = equal_blocks(n, size());
-  run_collective(c, comm, {.first = packed.elems, .blocks = blocks});
+  run_collective(c, comm, {.first = packed.elems, .blocks = blocks}, n);
   for (std::size_t r = 0; r < tensor_list.size(); ++r)
     comm.copy(elems_of(tensor_list[r]), packed.elems.slice(r * n, n));
 }
@@ -384,7 +442,7 @@ void ProcessGroup::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& 
   for (std::size_t r = 0; r < input_list.size(); ++r)
     comm.copy(packed.elems.slice(r * n, n), elems_of(input_list[r]));
   const auto blocks = equal_blocks(n, size());
-  run_collective(c, comm, {.first = packed.elems, .blocks = blocks, .op = op});
+  run_collective(c, comm, {.first = packed.elems, .blocks = blocks, .op = op}, n);
   comm.copy(elems_of(output), packed.elems.slice(static_cast<std::size_t>(rank()) * n, n));
 }
 
@@ -419,7 +477,8 @@ void ProcessGroup::do_all_to_all(std::vector<Tensor>& output_list,
                  {.first = send.elems,
                   .second = recv.elems,
                   .blocks = send_blocks,
-                  .second_blocks = recv_blocks});
+                  .second_blocks = recv_blocks},
+                 send_blocks.front().count);
   for (std::size_t r = 0; r < world; ++r)
     comm.copy(elems_of(output_list[r]), recv.elems.slice(recv_blocks[r].offset, recv_blocks[r].count));
 }
@@ -468,12 +527,13 @@ void ProcessGroup::do_all_to_all_single(Tensor& output, const Tensor& input,
                  {.first = elems_of(input),
                   .second = elems_of(output),
                   .blocks = send_blocks,
-                  .second_blocks = recv_blocks});
+                  .second_blocks = recv_blocks},
+                 send_blocks.front().count);
 }
 
 void ProcessGroup::do_barrier() {
   Comm comm(*transport_, next_sequence());
-  run_collective(Collective::Barrier, comm, {});
+  run_collective(Collective::Barrier, comm, {}, 0);
 }
 
 // ---- sync and async entry points -------------------------------------------
