@@ -213,9 +213,12 @@ class _Progress:
             thread.join(min(self._timeout_s, 10.0))
 
     def add(self, work, tensors):
+        """tensors: the operation's; their storages are kept too until it
+        finishes (_storages)."""
         future = torch.futures.Future()
+        item = (work, future, tensors, _storages(tensors), time.monotonic() + self._timeout_s)
         with self._changed:
-            self._pending.append((work, future, tensors, time.monotonic() + self._timeout_s))
+            self._pending.append(item)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="ringlab-p2p",
                                                 daemon=True)
@@ -241,7 +244,7 @@ class _Progress:
                 time.sleep(pause)
 
     @staticmethod
-    def _settle(work, future, tensors, deadline):
+    def _settle(work, future, tensors, storages, deadline):  # noqa: ARG004 - kept alive
         """True once the future has its result or its error."""
         try:
             if not work.is_completed():
@@ -254,6 +257,16 @@ class _Progress:
             return True
         future.set_result(tensors)
         return True
+
+
+def _storages(tensors):
+    """The storages under the tensors. A pending isend or irecv reads or
+    writes a tensor's memory after it returns, and a caller may drop that
+    memory while the tensor object lives on (tensor.set_(), tensor.data =
+    ...): the send then read freed memory and the receive wrote into another
+    tensor's (Gloo does the same). Holding the storage keeps the memory."""
+    take = "untyped_storage" if hasattr(torch.Tensor, "untyped_storage") else "_storage"
+    return [getattr(t, take)() for t in tensors]
 
 
 def _init_base(group, store, rank, size):

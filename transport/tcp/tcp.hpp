@@ -140,6 +140,7 @@ class TcpTransport final : public Transport {
   int rank() const override;
   int size() const override;
   std::string_view name() const override { return "tcp"; }
+  bool receives_from_any_source() const override { return true; }
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;
