@@ -116,7 +116,8 @@ TraceResult merge_rank_traces(const std::string& folder, const std::vector<int>&
     result.message =
         "no rank wrote a trace, so " + output +
         " was not written: ranks record one when their process group comes from ringlab's tcp "
-        "backend (ringlab lesson, tour, bench) and they get as far as it";
+        "backend (ringlab lesson, tour, bench, init_process_group(\"tcp\")) and they get as far "
+        "as it";
     return result;
   }
   try {

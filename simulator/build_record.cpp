@@ -379,7 +379,7 @@ Run RecordBuilder::finish() {
 
 void RecordBuilder::collect_awaited() {
   for (const Receive& rv : receives_) {
-    if (!rv.open) continue;
+    if (!rv.open || rv.message != kNone) continue;  // matched: the message says it
     const std::size_t bytes = std::size_t{rv.to.count} * esize(rv.to.region);
     run_.awaited.push_back({rv.src, rv.rank, rv.tag, rv.stamp + 1, rv.to, bytes});
   }

@@ -18,19 +18,23 @@ struct Group {
   std::size_t index = 0;
   int world = 0;
   std::vector<const WalkthroughLog*> ranks;
+  std::vector<bool> traced;  // the rank's trace is there (with or without this collective)
 };
 
 std::vector<Group> group_by_collective(const std::vector<RankWalkthroughs>& entries) {
   std::map<std::pair<std::uint32_t, std::size_t>, Group> groups;
+  std::map<std::uint32_t, std::vector<int>> traced;  // by series
   for (const RankWalkthroughs& entry : entries) {
     if (entry.world_size < 1 || entry.rank < 0 || entry.rank >= entry.world_size)
       throw std::runtime_error("a trace entry of rank " + std::to_string(entry.rank) +
                                " in a world of " + std::to_string(entry.world_size));
+    traced[entry.series].push_back(entry.rank);
     for (const WalkthroughLog& w : entry.walkthroughs) {
       Group& g = groups[{entry.series, w.index}];
       if (g.ranks.empty()) {
-        g = {entry.series, w.index, entry.world_size, {}};
+        g = {entry.series, w.index, entry.world_size, {}, {}};
         g.ranks.assign(static_cast<std::size_t>(entry.world_size), nullptr);
+        g.traced.assign(static_cast<std::size_t>(entry.world_size), false);
       }
       if (g.world != entry.world_size)
         throw std::runtime_error("rank " + std::to_string(entry.rank) + " says its world has " +
@@ -40,7 +44,11 @@ std::vector<Group> group_by_collective(const std::vector<RankWalkthroughs>& entr
     }
   }
   std::vector<Group> out;
-  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  for (auto& [key, g] : groups) {
+    for (int r : traced[g.series])
+      if (r < g.world) g.traced[static_cast<std::size_t>(r)] = true;
+    out.push_back(std::move(g));
+  }
   return out;
 }
 
@@ -150,11 +158,13 @@ RunInfo info_of(const RealWalkthrough& w, bool whole) {
   info.count = w.mark.count;
   info.values_recorded = whole;
   if (!whole)
-    info.values_note = w.missing.empty()
+    info.values_note = w.missing.empty() && w.not_started.empty()
                            ? "values not recorded whole: the buffers are larger than a trace "
                              "keeps whole (or the trace's value budget was spent); each buffer's "
                              "first elements and checksum are kept"
-                           : "values not recorded: rank(s) left no trace";
+                           : "values not recorded whole: some ranks have no trace of this "
+                             "collective; each other buffer's first elements and checksum are "
+                             "kept";
   return info;
 }
 
@@ -175,7 +185,7 @@ RealWalkthrough walkthrough_of(const Group& g) {
   for (std::size_t r = 0; r < g.ranks.size(); ++r) {
     const WalkthroughLog* w = g.ranks[r];
     if (!w) {
-      out.missing.push_back(static_cast<int>(r));
+      (g.traced[r] ? out.not_started : out.missing).push_back(static_cast<int>(r));
       logs.push_back(stand_in(static_cast<int>(r), g.world, g));
       whole = false;
       continue;

@@ -11,8 +11,9 @@
 // slices; each event's wall-clock time and step are kept beside the Run for
 // timings (real_timings.hpp).
 //
-// A run that failed: a rank that left no trace (killed) is "missing"; what
-// the others received from it is shown as sent from memory nobody named,
+// A run that failed: a rank that left no trace (killed) is "missing", one
+// whose trace ends before this collective "not started"; what the others
+// received from either is shown as sent from memory nobody named,
 // travelling as late as its receiver allows, and what they waited for from
 // it in vain is in Run::awaited, with the messages sent that never arrived
 // (Message::delivered false).
@@ -53,7 +54,8 @@ struct RealWalkthrough {
   CollectiveMark mark;    // what every rank's mark agrees on (buffers left out)
   int ranks = 0;
   bool kept = true;          // false: the trace kept the marks only (its limits)
-  std::vector<int> missing;  // ranks whose trace has no such collective
+  std::vector<int> missing;      // ranks that left no trace (killed)
+  std::vector<int> not_started;  // ranks whose trace ends before it (failed first)
   std::vector<int> failed;   // ranks where it did not end well (or not at all)
   Run run;                   // empty when !kept
   // Per rank (empty for a missing one): each event's wall-clock start and

@@ -49,13 +49,12 @@ RunTimings real_timings(const RealWalkthrough& w, const CostModel& model) {
     std::int64_t job_end = kNever;
     for (std::size_t r = 0; r < P; ++r) {
       if (ends[r][k] == kNever) continue;
-      const double took = static_cast<double>(ends[r][k] - rank_last[r]) * 1e-9;
-      if (t.slowest_rank < 0 || took > t.slowest_seconds) {
+      if (ends[r][k] > job_end) {
+        job_end = ends[r][k];
         t.slowest_rank = static_cast<int>(r);
-        t.slowest_seconds = took;
+        t.slowest_seconds = static_cast<double>(ends[r][k] - rank_last[r]) * 1e-9;
       }
       rank_last[r] = ends[r][k];
-      job_end = std::max(job_end, ends[r][k]);
     }
     if (job_end != kNever) {
       t.measured = true;

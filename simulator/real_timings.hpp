@@ -7,8 +7,9 @@
 // those the rank ran in it (RealWalkthrough::event_steps): on rank r, step
 // k ends when its last event of step k ends, and took from the end of its
 // previous step (or the collective's start) until then. The job's step k
-// ends when the last rank's does; the slowest rank of a step is the one
-// whose step took longest.
+// ends when the last rank's does: the slowest rank of a step is that last
+// one, the rank the others waited for (its own part of the step, from the
+// end of its previous one, is slowest_seconds).
 #pragma once
 
 #include <vector>
@@ -22,8 +23,8 @@ struct StepTiming {
   Step step = 0;
   bool measured = false;  // some rank ran an event in it (with times)
   double seconds = 0;     // the job's: from the end of the step before
-  int slowest_rank = -1;
-  double slowest_seconds = 0;
+  int slowest_rank = -1;       // the rank that ended the step last
+  double slowest_seconds = 0;  // its own part of it
   double predicted_seconds = 0;
 };
 

@@ -152,9 +152,10 @@ struct Message {
   bool delivered = false;
 };
 
-// A receive a rank posted that no message completed (a real run that failed:
+// A receive a rank posted that no message matched (a real run that failed:
 // its sender died first, or the wait ran out of time): `dst` waited, from
-// step `step` on, for `bytes` bytes from `src` into `to`.
+// step `step` on, for `bytes` bytes from `src` into `to`. (One a message
+// matched but never completed is that Message, delivered false.)
 struct Awaited {
   int src = -1;
   int dst = -1;

@@ -7,6 +7,7 @@
 // walkthroughs the ranks recorded (simulator/real_run.hpp). --timings adds
 // each step's measured time, the cost model's prediction and the slowest
 // rank (simulator/real_timings.hpp).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -71,14 +72,26 @@ BufferText sampled_buffers(const RealWalkthrough& w) {
   };
 }
 
-void print_undelivered(const Run& run) {
+bool missing(const RealWalkthrough& w, int rank) {
+  return std::find(w.missing.begin(), w.missing.end(), rank) != w.missing.end();
+}
+
+// Where a message's fate is known from the traces: a rank that left none
+// cannot say what it received.
+std::string message_note(const RealWalkthrough& w, const Message& m) {
+  if (missing(w, m.dst)) return " -- to rank " + std::to_string(m.dst) + ", which left no trace";
+  return m.delivered ? "" : " -- never arrived";
+}
+
+void print_undelivered(const RealWalkthrough& w) {
+  const Run& run = w.run;
   bool header = false;
   auto say_header = [&] {
     if (!header) std::printf("\nmessages that never arrived:\n");
     header = true;
   };
   for (const Message& m : run.messages) {
-    if (m.delivered) continue;
+    if (m.delivered || missing(w, m.dst)) continue;
     say_header();
     std::printf("  rank %d -> rank %d: %s (%zu bytes), sent in step %u, never received\n", m.src,
                 m.dst, where(run, m.from).c_str(), m.bytes, m.send_step);
@@ -96,7 +109,8 @@ void print_timing(const StepTiming& t) {
                 t.predicted_seconds * 1e6);
     return;
   }
-  std::printf("  timing: measured %.3f us, the cost model predicts %.3f us; slowest rank %d (%.3f us)\n",
+  std::printf("  timing: measured %.3f us, the cost model predicts %.3f us; slowest rank %d "
+              "(ended it last, %.3f us after its step before)\n",
               t.seconds * 1e6, t.predicted_seconds * 1e6, t.slowest_rank, t.slowest_seconds * 1e6);
 }
 
@@ -108,6 +122,10 @@ void print_header(const RealWalkthrough& w, std::size_t k, std::size_t n) {
     std::printf("# rank(s) %s left no trace of it (stopped first): what they sent is shown as "
                 "their receivers got it, from memory nobody named\n",
                 list_ranks(w.missing).c_str());
+  if (!w.not_started.empty())
+    std::printf("# rank(s) %s failed before they started it: what they sent is shown as their "
+                "receivers got it, from memory nobody named\n",
+                list_ranks(w.not_started).c_str());
   if (!w.failed.empty())
     std::printf("# it failed on rank(s) %s: shown up to the failure\n", list_ranks(w.failed).c_str());
   if (!w.kept) {
@@ -129,11 +147,25 @@ void print_walkthrough(const ReplayCommand& c, const RealWalkthrough& w, std::si
     timings = real_timings(w, model);
     how.after_step = [&timings](Step step) { print_timing(timings.steps[step]); };
   }
+  how.message_note = [&w](const Message& m) { return message_note(w, m); };
   print_steps(w.run, how);
-  print_undelivered(w.run);
+  print_undelivered(w);
   if (c.timings)
     std::printf("\nmeasured %.3f us in all; the cost model predicts %.3f us\n",
                 timings.seconds * 1e6, timings.predicted_seconds * 1e6);
+}
+
+// " (failed on rank(s) 0, 2)", " (rank(s) 1 left no trace)", "".
+std::string fate(const RealWalkthrough& w) {
+  std::string text;
+  if (!w.failed.empty()) text += "failed on rank(s) " + list_ranks(w.failed);
+  if (!w.not_started.empty())
+    text += (text.empty() ? "" : "; ") + std::string("rank(s) ") + list_ranks(w.not_started) +
+            " failed before it";
+  if (!w.missing.empty())
+    text += (text.empty() ? "" : "; ") + std::string("rank(s) ") + list_ranks(w.missing) +
+            " left no trace";
+  return text.empty() ? "" : " (" + text + ")";
 }
 
 // The walkthroughs --walkthrough picks: its number (from 1) or name.
@@ -165,7 +197,7 @@ void run_replay(const ReplayCommand& c) {
     for (std::size_t i = 0; i < all.size(); ++i)
       std::printf("%3zu  %s: %s%s\n", i + 1, all[i].name.c_str(),
                   describe_collective(all[i].mark, all[i].ranks).c_str(),
-                  all[i].failed.empty() && all[i].missing.empty() ? "" : " (failed)");
+                  fate(all[i]).c_str());
     return;
   }
   const auto picked = chosen(c, all);

@@ -25,16 +25,18 @@ std::string provenance_line(const Run& run, const Replay& replay, int region) {
   return out;
 }
 
-void print_message(const Run& run, const Message& m) {
+void print_message(const Run& run, const Message& m, const StepPrinting& how) {
   std::string carries = m.payload.count ? run.set(run.runs(m.payload)[0].set).to_string() : "-";
   if (m.payload.count > 1) carries += ", ...";
+  // A message no receive matched (a real run that failed) landed nowhere.
+  const bool landed = m.delivered || m.to.region >= 0 || m.to.count > 0;
   std::printf("  rank %d -> rank %d: %s -> %s (%zu bytes, inputs %s)", m.src, m.dst,
-              where(run, m.from).c_str(), where(run, m.to).c_str(), m.bytes, carries.c_str());
+              where(run, m.from).c_str(), landed ? where(run, m.to).c_str() : "(no receive)",
+              m.bytes, carries.c_str());
   if (m.reduced)
     std::printf(", then %s into %s", std::string(op_name(m.reduce_op)).c_str(),
                 where(run, run.writes[static_cast<std::size_t>(m.reduced_by_write)].dst).c_str());
-  if (!m.delivered) std::printf(" -- never arrived");
-  std::printf("\n");
+  std::printf("%s\n", how.message_note ? how.message_note(m).c_str() : "");
 }
 
 }  // namespace
@@ -87,7 +89,7 @@ void print_steps(const Run& run, const StepPrinting& how) {
         ++hidden;
         continue;
       }
-      print_message(run, m);
+      print_message(run, m, how);
     }
     if (hidden > 0) std::printf("  (and %zu empty message%s)\n", hidden, hidden == 1 ? "" : "s");
     replay.seek(k);

@@ -29,6 +29,8 @@ struct StepPrinting {
   BufferText buffer_text;  // nullptr: the Tensor
   // Lines printed after step k's buffers (nullptr: none).
   std::function<void(sim::Step k)> after_step;
+  // Words after a message's line (" -- never arrived"); nullptr: none.
+  std::function<std::string(const sim::Message& m)> message_note;
 };
 
 // Every rank's user buffers (only: those named so; empty: all) as they are
@@ -37,8 +39,7 @@ void print_buffers(const sim::Run& run, const sim::Replay& replay,
                    const std::vector<std::string>& only = {}, const BufferText& text = nullptr);
 
 // "before the first message (step 0):", its buffers, then each step's
-// messages and the buffers after it. A message that never arrived (a real
-// run that failed) says so.
+// messages and the buffers after it.
 void print_steps(const sim::Run& run, const StepPrinting& how = {});
 
 }  // namespace ringlab::cli

@@ -254,7 +254,9 @@ void run_recorded(const SimCommand& c, const Scenario& s, const CostModel& model
   std::printf("# answered by %s\n", path_line(f).c_str());
   if (show) {
     if (!run.values_recorded) std::printf("# %s\n", run.values_note.c_str());
-    print_steps(run, {.show_empty = c.show_empty});
+    StepPrinting how;
+    how.show_empty = c.show_empty;
+    print_steps(run, how);
   }
   print_prediction(totals_of(run), p, model, segment_note(s));
   write_trace_file(c, run, p, model);
