@@ -208,6 +208,25 @@ std::vector<RealWalkthrough> real_walkthroughs(const std::vector<RankWalkthrough
   return out;
 }
 
+std::vector<std::size_t> pick_walkthroughs(const std::vector<RealWalkthrough>& all,
+                                           const std::string& which, const std::string& file) {
+  if (all.empty())
+    throw std::invalid_argument(
+        file + " holds no walkthroughs: record one with `ringlab lesson NAME --trace " + file +
+        "`, `ringlab run --trace " + file + " -- PROGRAM` or RINGLAB_TRACE=DIR (a trace "
+        "written by `ringlab sim --trace` is of a simulated run: `ringlab sim` prints it)");
+  std::vector<std::size_t> picked;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (which.empty() || which == std::to_string(i + 1) || which == all[i].name)
+      picked.push_back(i);
+  if (picked.empty())
+    throw std::invalid_argument("--walkthrough " + which + ": " + file + " has " +
+                                std::to_string(all.size()) +
+                                " walkthroughs; give a number from 1 or a name that "
+                                "`ringlab replay " + file + " --list` shows");
+  return picked;
+}
+
 std::string describe_collective(const CollectiveMark& mark, int ranks) {
   const CollectiveInfo& row = collective_info(mark.collective);
   const std::string name(collective_name(mark.collective));

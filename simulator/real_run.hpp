@@ -73,6 +73,11 @@ struct RealWalkthrough {
 // one file), naming the ranks and the collective.
 std::vector<RealWalkthrough> real_walkthroughs(const std::vector<RankWalkthroughs>& entries);
 
+// The walkthroughs `which` names: its number (from 1) or its name; "" every
+// one. Throws std::invalid_argument saying what `file` holds where none is.
+std::vector<std::size_t> pick_walkthroughs(const std::vector<RealWalkthrough>& all,
+                                           const std::string& which, const std::string& file);
+
 // "all_reduce, algorithm ring, 4 ranks, 2 x int64 per rank (16 bytes), op sum":
 // the words of `ringlab sim`'s first line.
 std::string describe_collective(const CollectiveMark& mark, int ranks);

@@ -168,28 +168,9 @@ std::string fate(const RealWalkthrough& w) {
   return text.empty() ? "" : " (" + text + ")";
 }
 
-// The walkthroughs --walkthrough picks: its number (from 1) or name.
-std::vector<std::size_t> chosen(const ReplayCommand& c, const std::vector<RealWalkthrough>& all) {
-  std::vector<std::size_t> picked;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    if (c.walkthrough.empty() || c.walkthrough == std::to_string(i + 1) ||
-        c.walkthrough == all[i].name)
-      picked.push_back(i);
-  if (picked.empty())
-    throw std::invalid_argument("--walkthrough " + c.walkthrough + ": " + c.file + " has " +
-                                std::to_string(all.size()) +
-                                " walkthroughs; give a number from 1 or a name that "
-                                "`ringlab replay " + c.file + " --list` shows");
-  return picked;
-}
-
 void run_replay(const ReplayCommand& c) {
   const std::vector<RealWalkthrough> all = real_walkthroughs(read_walkthroughs(c.file));
-  if (all.empty())
-    throw std::invalid_argument(
-        c.file + " holds no walkthroughs: record one with `ringlab lesson NAME --trace " + c.file +
-        "`, `ringlab run --trace " + c.file + " -- PROGRAM` or RINGLAB_TRACE=DIR (a trace "
-        "written by `ringlab sim --trace` is of a simulated run: `ringlab sim` prints it)");
+  const auto picked = pick_walkthroughs(all, c.list ? "" : c.walkthrough, c.file);
   const CostModel model = c.model_file.empty() ? CostModel{} : load_cost_model(c.model_file);
   std::printf("# ringlab replay: %s: %zu walkthrough%s of a real run\n", c.file.c_str(),
               all.size(), all.size() == 1 ? "" : "s");
@@ -200,7 +181,6 @@ void run_replay(const ReplayCommand& c) {
                   fate(all[i]).c_str());
     return;
   }
-  const auto picked = chosen(c, all);
   for (std::size_t i = 0; i < picked.size(); ++i) {
     if (i > 0) std::printf("\n");
     print_walkthrough(c, all[picked[i]], picked[i], all.size(), model);
