@@ -56,6 +56,10 @@ ringlab_python_test(python_backend test_backend.py)
 ringlab_python_test(python_p2p_storage test_p2p_storage.py)
 ringlab_python_test(python_features test_features.py $<TARGET_FILE:ringlab>
   ${PROJECT_SOURCE_DIR}/examples/python)
+# `ringlab replay` of traced PyTorch programs: the article's all_reduce
+# against `ringlab sim`; a DDP model's buckets, one walkthrough each.
+ringlab_python_test(python_replay test_replay.py $<TARGET_FILE:ringlab>
+  ${PROJECT_SOURCE_DIR}/examples/python)
 ringlab_python_test(torchrun_python test_torchrun.py $<TARGET_FILE:ringlab>
   ${PROJECT_SOURCE_DIR}/examples/python python)
 
