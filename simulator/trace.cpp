@@ -274,6 +274,21 @@ void write_trace(const Run& run, const Prediction& prediction, const CostModel& 
 
 // ---- one rank of a real run ---------------------------------------------------------
 
+namespace {
+
+// The rank's marked collectives, for `ringlab replay` (walkthrough_file.hpp).
+void add_walkthroughs(TraceWriter& writer, const RankLog& log, const TraceOptions& options,
+                      std::int64_t origin) {
+  WalkthroughFileOptions file;
+  file.series = options.flow_series;
+  file.process = options.process_name;
+  file.time_origin_ns = origin;
+  file.max_events = options.max_events;
+  writer.other_data(kWalkthroughsKey, "[" + walkthroughs_json(log, file) + "]");
+}
+
+}  // namespace
+
 void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions options) {
   if (log.wall_ns.size() != log.events.size())
     throw std::invalid_argument("rank " + std::to_string(log.rank) +
@@ -348,14 +363,7 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
         break;
     }
   }
-  if (options.walkthroughs) {
-    WalkthroughFileOptions file;
-    file.series = options.flow_series;
-    file.process = options.process_name;
-    file.time_origin_ns = origin;
-    file.max_events = options.max_events;
-    writer.other_data(kWalkthroughsKey, "[" + walkthroughs_json(log, file) + "]");
-  }
+  if (options.walkthroughs) add_walkthroughs(writer, log, options, origin);
   writer.close();
 }
 

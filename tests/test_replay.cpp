@@ -1,5 +1,5 @@
 // `ringlab replay` of real runs: a lesson's all_reduce recorded over tcp
-// (ranks as processes) replays, from "before the first message" on, exactly
+// (ranks as processes), inproc and nccl_rules (ranks as threads) replays, from "before the first message" on, exactly
 // as `ringlab sim` prints the same collective, algorithm, world and data
 // (the simulator is the independent reference: it never saw the real run);
 // --timings gives every step a measured time, the simulator's prediction and
@@ -65,16 +65,18 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("a lesson's all_reduce over tcp replays exactly as ringlab sim prints it: ring and "
-          "recursive doubling") {
+TEST_CASE("a lesson's all_reduce over tcp, inproc and nccl_rules replays exactly as ringlab sim "
+          "prints it: ring and recursive doubling") {
   const Folder folder;
   // ring: 2 (P - 1) rounds; recursive doubling on a power of two: log2 P.
+  for (const std::string backend : {"tcp", "inproc", "nccl_rules"})
   for (const Case& c : {Case{"ring", 3, 4}, Case{"recursive_doubling", 4, 2}}) {
-    INFO(c.algorithm << " on " << c.ranks << " ranks");
-    const std::string trace = c.algorithm + ".json";
+    INFO(c.algorithm << " on " << c.ranks << " ranks, backend " << backend);
+    const std::string trace = backend + "_" + c.algorithm + ".json";
     const ProgramRun run = folder.ringlab("lesson all_reduce -n " + std::to_string(c.ranks) +
-                                          " --algorithm all_reduce=" + c.algorithm + " --trace " +
-                                          trace + " --timeout-ms 20000");
+                                          " --backend " + backend + " --algorithm all_reduce=" +
+                                          c.algorithm + " --trace " + trace +
+                                          " --timeout-ms 20000");
     INFO(run.output);
     REQUIRE(run.status == 0);
     const ProgramRun replay = folder.ringlab("replay " + trace);
