@@ -38,7 +38,7 @@ def article_all_reduce():
         trace_dir = os.path.join(tmp, "trace")
         code, out, err = run([sys.executable, os.path.join(EXAMPLES, "all_reduce.py")],
                              env_with(RINGLAB_TRACE=trace_dir, MASTER_PORT=free_port()),
-                             timeout=120)
+                             timeout=300)  # 4 processes importing torch, on shared cores
         details = f"--- stdout\n{out}--- stderr\n{err}"
         check(code == 0, "all_reduce.py on ringlab with RINGLAB_TRACE", details)
         said = re.search(r"ringlab: all_reduce runs (\w+) ", err)
@@ -100,7 +100,7 @@ def ddp_buckets():
         sizes_file = os.path.join(tmp, "sizes")
         code, out, err = run([sys.executable, __file__, RINGLAB, EXAMPLES, "--ddp-worker",
                               os.path.join(tmp, "init"), sizes_file],
-                             env_with(RINGLAB_TRACE=trace_dir), timeout=180)
+                             env_with(RINGLAB_TRACE=trace_dir), timeout=300)
         details = f"--- stdout\n{out}--- stderr\n{err}"
         check(code == 0, "the DDP world of 2 failed", details)
         with open(sizes_file) as f:
