@@ -198,6 +198,41 @@ json walkthrough_json(const WalkthroughLog& w, std::int64_t origin, bool keep) {
   return out;
 }
 
+// An event's fields within what the walkthrough holds: a file that is not
+// one ringlab wrote (or was damaged) gets an error, not a replay that reads
+// past a buffer.
+void check_range(const RankLog& log, int region, std::uint64_t offset, std::uint64_t count) {
+  if (region < -1 || region >= static_cast<int>(log.regions.size()))
+    throw std::runtime_error("an event names region " + std::to_string(region) + " of " +
+                             std::to_string(log.regions.size()));
+  if (region < 0) return;
+  const std::uint64_t size = log.regions[static_cast<std::size_t>(region)].count;
+  if (offset > size || count > size - offset)
+    throw std::runtime_error("an event reaches elements [" + std::to_string(offset) + ", " +
+                             std::to_string(offset + count) + ") of a region of " +
+                             std::to_string(size));
+}
+
+void check_events(const RankLog& log) {
+  for (const Event& e : log.events) {
+    if (e.request >= log.events.size())
+      throw std::runtime_error("an event of request " + std::to_string(e.request) + " among " +
+                               std::to_string(log.events.size()) + " events");
+    const bool message = e.kind == EventKind::PostSend || e.kind == EventKind::PostRecv;
+    if (message && (e.peer < 0 || e.peer >= log.world_size))
+      throw std::runtime_error("a message to or from rank " + std::to_string(e.peer) +
+                               " in a world of " + std::to_string(log.world_size));
+    if (e.kind == EventKind::Complete) continue;
+    if ((e.kind == EventKind::Alloc || e.kind == EventKind::Free) && e.region < 0)
+      throw std::runtime_error("an allocation of no region");
+    const bool sized = message || e.kind == EventKind::Copy || e.kind == EventKind::Reduce ||
+                       e.kind == EventKind::Divide;
+    check_range(log, e.region, sized ? e.offset : 0, sized ? e.count : 0);
+    if (e.kind == EventKind::Copy || e.kind == EventKind::Reduce)
+      check_range(log, e.src_region, e.tag_or_src_offset, e.count);
+  }
+}
+
 WalkthroughLog walkthrough_of(const json& j, int rank, int world_size) {
   WalkthroughLog w;
   w.mark = mark_of(j);
@@ -208,6 +243,7 @@ WalkthroughLog walkthrough_of(const json& j, int rank, int world_size) {
   if (!w.kept) return w;
   for (const json& r : j.at("regions")) w.log.regions.push_back(region_of(r));
   for (const json& e : j.at("events")) add_event(w, e);
+  check_events(w.log);
   w.log.values = from_base64(j.at("values").get<std::string>());
   w.mark.first_event = 0;
   if (w.mark.end_event != kNoValues) w.mark.end_event = w.log.events.size();
@@ -224,6 +260,9 @@ RankWalkthroughs rank_of(const json& j) {
   RankWalkthroughs r;
   r.rank = j.at("rank").get<int>();
   r.world_size = j.at("world_size").get<int>();
+  if (r.world_size < 1 || r.rank < 0 || r.rank >= r.world_size)
+    throw std::runtime_error("an entry of rank " + std::to_string(r.rank) + " in a world of " +
+                             std::to_string(r.world_size));
   r.series = j.at("series").get<std::uint32_t>();
   r.process = j.at("process").get<std::string>();
   for (const json& w : j.at("walkthroughs"))

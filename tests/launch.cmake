@@ -85,7 +85,7 @@ set_tests_properties(test_trace_tcp PROPERTIES TIMEOUT 300)
 
 # `ringlab replay` of real tcp runs against `ringlab sim` of the same
 # collective, and of a run whose rank was killed mid-collective.
-ringlab_test(test_replay test_replay.cpp)
+ringlab_test(test_replay test_replay.cpp LIBS nlohmann_json::nlohmann_json)
 target_compile_definitions(test_replay PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
                                                FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
 add_dependencies(test_replay ringlab tcp_fault_rank)

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,7 @@ struct Folder {
     std::filesystem::create_directories(path);
   }
   ~Folder() { std::filesystem::remove_all(path); }
+  std::string file(const std::string& name) const { return (path / name).string(); }
   ProgramRun ringlab(const std::string& arguments) const {
     return run_shell("cd " + path.string() + " && " + kClean + kRinglab + " " + arguments);
   }
@@ -163,4 +166,47 @@ TEST_CASE("a run whose rank was killed mid-collective replays up to the failure,
   // waited for bytes from the killed rank that never came.
   CHECK(second.output.find("rank 2 waited from step") != std::string::npos);
   CHECK(second.output.find("from rank 1 into") != std::string::npos);
+}
+
+TEST_CASE("a trace that is not one ringlab wrote, or was damaged, is refused, saying what is wrong") {
+  const Folder folder;
+  const ProgramRun run = folder.ringlab("lesson all_reduce -n 3 --trace T.json --timeout-ms 20000");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  std::ifstream in(folder.file("T.json"));
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  // Each change: what it does to rank 0's first walkthrough, and the words
+  // the refusal must hold.
+  struct Damage {
+    std::string field;
+    int event;  // -1: the entry
+    int column;
+    nlohmann::json value;
+    std::string said;
+  };
+  for (const Damage& d :
+       {Damage{"rank", -1, 0, 7, "an entry of rank 7 in a world of 3"},
+        Damage{"request", 1, 4, 4000000000u, "an event of request 4000000000"},
+        Damage{"offset", 1, 7, 1000000, "an event reaches elements [1000000, "},
+        Damage{"region", 1, 5, 99, "an event names region 99"},
+        Damage{"peer", 1, 3, 5, "a message to or from rank 5 in a world of 3"}}) {
+    INFO("damaged: " << d.field);
+    nlohmann::json bad = trace;
+    nlohmann::json& entry = bad["otherData"]["ringlab_walkthroughs"][0];
+    if (d.event < 0) {
+      entry[d.field] = d.value;
+    } else {
+      nlohmann::json& event = entry["walkthroughs"][0]["events"][d.event];
+      REQUIRE(event[0].get<int>() <= 1);  // a PostSend or PostRecv ...
+      REQUIRE(event[5].get<int>() >= 0);  // ... into a named buffer
+      event[d.column] = d.value;
+    }
+    std::ofstream(folder.file("bad.json")) << bad.dump();
+    const ProgramRun replay = folder.ringlab("replay bad.json");
+    INFO(replay.output);
+    CHECK(replay.status != 0);
+    CHECK(replay.output.find("cannot read the walkthroughs of 'bad.json': " + d.said) !=
+          std::string::npos);
+    CHECK(replay.output.find("before the first message") == std::string::npos);
+  }
 }
