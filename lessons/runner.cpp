@@ -17,8 +17,8 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 // The worlds a run of the lesson uses: --world-size, or the world of the job
-// a launcher (ringlab run, torchrun) started this process in, or the default
-// (and the lesson's second world).
+// a launcher (ringlab run, torchrun, srun, mpirun, horovodrun) started this
+// process in, or the default (and the lesson's second world).
 std::vector<int> worlds_of(const Lesson& lesson, const RunOptions& options) {
   if (options.world_size > 0) return {options.world_size};
   if (const int launched = backends::launched_world_size(); launched > 0) return {launched};

@@ -357,6 +357,50 @@ TEST_CASE("what the simulator cannot take is refused naming the option and the l
   CHECK(run_ringlab("sim all_reduce --ranks 16384 --bytes 4K").status == 0);
 }
 
+TEST_CASE("parameter_server's sizes are bounded, each refusal naming its limit") {
+  // Issue 33, item 5: --keys 18446744073709551615 took 6 GB in 16 s before
+  // it was killed. Each run here has 2 GiB of address space and a minute,
+  // so a ringlab without the bounds fails the test instead of taking the
+  // machine's memory.
+  const auto sim_ps = [](const std::string& arguments) {
+    return ringlab::testing::run_shell("ulimit -v 2097152; " + ringlab::testing::kCleanEnvironment +
+                                       "timeout 60 " + RINGLAB_EXE + " sim parameter_server " +
+                                       arguments + " --no-steps");
+  };
+  const auto keys = sim_ps("--keys 18446744073709551615");
+  CAPTURE(keys.output);
+  CHECK(keys.status == 1);
+  CHECK(has(keys.output, "--keys 18446744073709551615 is more than the simulator takes: at most "
+                         "4194304 keys (kMaxPsKeys)"));
+  CHECK(keys.seconds < 10);
+
+  const auto moved = sim_ps("--keys 100000 --iterations 100 --workers 10 --push 40 --pull 40");
+  CAPTURE(moved.output);
+  CHECK(moved.status == 1);
+  CHECK(has(moved.output, "100 iteration(s) x 10 worker(s) x (40 pushed + 40 pulled) = 80000 keys "
+                          "moved, more than the simulator takes: at most 65536 (kMaxPsKeysMoved)"));
+  CHECK(moved.seconds < 10);
+
+  const auto messages = sim_ps("--iterations 100000 --workers 100 --servers 100 --push 0 --pull 0");
+  CAPTURE(messages.output);
+  CHECK(messages.status == 1);
+  CHECK(has(messages.output, "send up to 6000000000 messages (6 per iteration, worker and server), "
+                             "more than the simulator takes: at most 131072 (kMaxPsMessages)"));
+  CHECK(messages.seconds < 10);
+
+  // Within the limits, in bounded memory: each worker's draw of keys kept
+  // the capacity of all 100,000 keys (3.2 GB for these 4,000 draws).
+  const auto draws = sim_ps("--keys 100000 --iterations 200 --workers 10 --push 2 --pull 2");
+  CAPTURE(draws.output);
+  CHECK(draws.status == 0);
+  CHECK(has(draws.output, "200 iteration(s)"));
+  // And at the limit of keys.
+  const auto most = sim_ps("--keys 4194304");
+  CAPTURE(most.output);
+  CHECK(most.status == 0);
+  CHECK(has(most.output, "server 1 owns keys 2097152..4194303"));
+}
+
 TEST_CASE("--calibrate says up front how long it takes and shows progress") {
   // 2 ranks: sendrecv and ping-pong at 13 sizes (4K..16M, x2), every
   // all_reduce algorithm at 8 sizes (4K..64M, x4); 4 ranks: the algorithms

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/rank_world.hpp"
 #include "gui/gui.hpp"
 #include "lessons/article.hpp"
 #include "lessons/runner.hpp"
@@ -87,8 +88,8 @@ void run_lesson_command(LessonCommand& cmd) {
   // "# lesson" line, so stdout stays the article's; once, from the process the
   // learner started (under a launcher, rank 0's). Output read by a program
   // (stderr not a terminal) stays as it was.
-  const char* rank = std::getenv("RANK");
-  if (::isatty(2) == 1 && !lesson.try_next.empty() && (!rank || std::string_view(rank) == "0"))
+  const std::optional<tcp::RankPlace> launched = backends::launched_place();
+  if (::isatty(2) == 1 && !lesson.try_next.empty() && (!launched || launched->rank == 0))
     std::fprintf(stderr, "try: %.*s\n", static_cast<int>(lesson.try_next.size()),
                  lesson.try_next.data());
 }
