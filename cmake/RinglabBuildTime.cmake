@@ -47,14 +47,13 @@ set(ringlab_unity_targets
   ringlab_ops ringlab_transport_api ringlab_store ringlab_tcp ringlab_nccl ringlab_primitives
   ringlab_launcher ringlab_sim ringlab_backends ringlab_training ringlab_training_sim
   ringlab_python ringlab_lessons ringlab_exercises ringlab_exercise_solutions ringlab_bench
-  ringlab_gui_model ringlab_gui_view ringlab
+  ringlab
   test_store test_tcp test_sim)
 set(ringlab_unity_alone
   store/store_client.cpp tests/test_tcp_engine.cpp
   primitives/scatter_gather.cpp primitives/all_to_all.cpp       # relative(), slice()
   launcher/job_ledger.cpp                                       # kPoll
   backends/traced_launch.cpp backends/nccl.cpp                  # system_error(), started_as_rank()
-  gui/layout_ring.cpp gui/layout_arrows.cpp                     # kMargin, kPi
   tools/lesson_process.cpp)                                     # this_program()
 
 set(ringlab_pch_std_headers
