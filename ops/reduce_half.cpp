@@ -22,17 +22,16 @@ namespace ringlab {
 
 namespace {
 
-// The op on two widened values. MIN and MAX are torch.minimum and
-// torch.maximum: nan propagates, and of two equal values b is kept, as
-// reduce_host does for float.
+// The op on two widened values. MIN and MAX propagate nan and keep a of two
+// equal values, as reduce_host does for float.
 template <ReduceOp Op>
 [[gnu::always_inline]] inline float combine(float a, float b) {
   static_assert(Op == ReduceOp::SUM || Op == ReduceOp::PRODUCT || Op == ReduceOp::MIN ||
                 Op == ReduceOp::MAX);
   if constexpr (Op == ReduceOp::SUM) return a + b;
   else if constexpr (Op == ReduceOp::PRODUCT) return a * b;
-  else if constexpr (Op == ReduceOp::MIN) return ((a < b) | (a != a)) ? a : b;  // | : no branch
-  else return ((b < a) | (a != a)) ? a : b;
+  else if constexpr (Op == ReduceOp::MIN) return ((b < a) | (b != b)) ? b : a;  // | : no branch
+  else return ((a < b) | (b != b)) ? b : a;
 }
 
 struct HalfBits {
@@ -106,10 +105,10 @@ template <ReduceOp Op>
   } else if constexpr (Op == ReduceOp::PRODUCT) {
     return _mm256_mul_ps(a, b);
   } else {
-    const __m256 a_nan = _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
-    const __m256 a_wins = Op == ReduceOp::MIN ? _mm256_cmp_ps(a, b, _CMP_LT_OQ)
-                                               : _mm256_cmp_ps(b, a, _CMP_LT_OQ);
-    return _mm256_blendv_ps(b, a, _mm256_or_ps(a_wins, a_nan));
+    const __m256 b_nan = _mm256_cmp_ps(b, b, _CMP_UNORD_Q);
+    const __m256 b_wins = Op == ReduceOp::MIN ? _mm256_cmp_ps(b, a, _CMP_LT_OQ)
+                                               : _mm256_cmp_ps(a, b, _CMP_LT_OQ);
+    return _mm256_blendv_ps(a, b, _mm256_or_ps(b_wins, b_nan));
   }
 }
 

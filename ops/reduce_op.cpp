@@ -137,10 +137,11 @@ void reduce_bools(ReduceOp op, std::uint8_t* acc, const std::uint8_t* in, std::s
   }
 }
 
-// float and double. MIN and MAX are torch.minimum and torch.maximum with
-// acc first: nan propagates, whichever rank holds it, and of two equal
-// values (0.0 and -0.0) in is kept. Written as selects of a non-short-circuit
-// |, so that the loops vectorize.
+// float and double. MIN and MAX propagate nan whichever side holds it, as
+// torch.minimum and torch.maximum do (Gloo's std::min/std::max keep or drop
+// it by position); of two equal values (0.0 and -0.0) they keep acc, as
+// Gloo's std::min/std::max keep their first argument. Written as selects of
+// a non-short-circuit |, so that the loops vectorize.
 template <typename T>
 void reduce_floats(ReduceOp op, T* acc, const T* in, std::size_t n) {
   switch (op) {
@@ -153,11 +154,11 @@ void reduce_floats(ReduceOp op, T* acc, const T* in, std::size_t n) {
       return;
     case ReduceOp::MIN:
       for (std::size_t i = 0; i < n; ++i)
-        acc[i] = ((acc[i] < in[i]) | (acc[i] != acc[i])) ? acc[i] : in[i];
+        acc[i] = ((in[i] < acc[i]) | (in[i] != in[i])) ? in[i] : acc[i];
       return;
     case ReduceOp::MAX:
       for (std::size_t i = 0; i < n; ++i)
-        acc[i] = ((in[i] < acc[i]) | (acc[i] != acc[i])) ? acc[i] : in[i];
+        acc[i] = ((acc[i] < in[i]) | (in[i] != in[i])) ? in[i] : acc[i];
       return;
     case ReduceOp::BAND:
     case ReduceOp::BOR:

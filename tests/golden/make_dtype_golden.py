@@ -9,8 +9,9 @@ tests/test_dtype_golden.cpp and tests/test_gloo_golden.cpp:
   dtype_convert.json  float16 and bfloat16 from doubles, as torch rounds them
                       (torch.tensor(x, dtype=...)): the bits
   dtype_arith.json    one step of each reduce op on each dtype, by torch's
-                      own arithmetic: a + b, a * b, torch.minimum,
-                      torch.maximum, &, |, ^ and a / world (AVG's division);
+                      own arithmetic: a + b, a * b, torch.minimum and
+                      torch.maximum (of two equal values the first, as
+                      Gloo keeps it), &, |, ^ and a / world (AVG's division);
                       integers wrap, float16 and bfloat16 round each step,
                       nan propagates through min and max
   dtype_gloo.json     torch.distributed on Gloo, 4 processes: every
@@ -203,9 +204,13 @@ def arith_cases():
     cases = []
     for dtype in DTYPES:
         a, b = operand_pairs(dtype, rng)
+        # min and max: torch.minimum and torch.maximum (nan propagates), except
+        # that of two equal values (0.0 and -0.0) the first is kept, as Gloo's
+        # std::min and std::max keep it (torch.maximum keeps the second).
         ops = {"sum": a + b if dtype != torch.bool else a | b,
                "prod": a * b if dtype != torch.bool else a & b,
-               "min": torch.minimum(a, b), "max": torch.maximum(a, b)}
+               "min": torch.where(a == b, a, torch.minimum(a, b)),
+               "max": torch.where(a == b, a, torch.maximum(a, b))}
         if dtype == torch.bool:
             # torch's bool + and * are or and and; checked here, not assumed.
             assert torch.equal(torch.add(a, b), a | b) and torch.equal(torch.mul(a, b), a & b)

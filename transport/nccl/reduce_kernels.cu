@@ -42,14 +42,14 @@ struct alignas(kVectorBytes) Vector {
 // The element arithmetic, with exactly the host's semantics (ops/reduce_op.cpp):
 // integers wrap (computed unsigned, where C++ and CUDA define wrapping);
 // bool is or / and / xor on bytes; float16 and bfloat16 are widened to float,
-// combined and rounded back to nearest even at every step; MIN and MAX are
-// torch.minimum and torch.maximum with acc first (nan propagates, and of two
-// equal values in is kept).
+// combined and rounded back to nearest even at every step; MIN and MAX
+// propagate nan (torch.minimum, torch.maximum) and keep acc of two equal
+// values (Gloo's std::min, std::max).
 template <typename T> struct Arith {
   static __device__ T sum(T a, T b) { return a + b; }
   static __device__ T product(T a, T b) { return a * b; }
-  static __device__ T min(T a, T b) { return (a < b || a != a) ? a : b; }
-  static __device__ T max(T a, T b) { return (b < a || a != a) ? a : b; }
+  static __device__ T min(T a, T b) { return (b < a || b != b) ? b : a; }
+  static __device__ T max(T a, T b) { return (a < b || b != b) ? b : a; }
   static __device__ T divide(T a, int d) { return a / static_cast<T>(d); }
 };
 template <typename T>
@@ -73,11 +73,11 @@ template <typename H, float (*Widen)(H), H (*Narrow)(float)> struct Arith16 {
   static __device__ H product(H a, H b) { return Narrow(Widen(a) * Widen(b)); }
   static __device__ H min(H a, H b) {
     const float x = Widen(a), y = Widen(b);
-    return (x < y || x != x) ? a : b;
+    return (y < x || y != y) ? b : a;
   }
   static __device__ H max(H a, H b) {
     const float x = Widen(a), y = Widen(b);
-    return (y < x || x != x) ? a : b;
+    return (x < y || y != y) ? b : a;
   }
   static __device__ H divide(H a, int d) { return Narrow(Widen(a) / static_cast<float>(d)); }
 };
