@@ -44,12 +44,11 @@ from . import _ringlab
 
 BACKEND_NAME = "ringlab"
 
-_DTYPES = {
-    torch.float32: "float32",
-    torch.float64: "float64",
-    torch.int32: "int32",
-    torch.int64: "int64",
-}
+# Every dtype ringlab's collectives carry (ops/dtype.hpp), by torch's name:
+# Gloo's seven and bool, int16 and bfloat16, which torch 1.13's Gloo refuses.
+_DTYPES = {dtype: str(dtype).replace("torch.", "") for dtype in (
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64)}
 
 
 class Options:
@@ -142,8 +141,10 @@ def _buf(tensor, what):
         raise ValueError(f"ringlab backend: {what} is on {tensor.device}: ringlab's "
                          "collectives run on the CPU; move it there with .cpu()")
     if tensor.dtype not in _DTYPES:
-        raise TypeError(f"ringlab backend: {what} holds {tensor.dtype}: ringlab's collectives "
-                        "take float32, float64, int32 and int64 tensors")
+        raise TypeError(f"ringlab backend: {what} holds {tensor.dtype}, which ringlab's "
+                        f"collectives do not carry: they take {', '.join(_DTYPES.values())}; "
+                        "convert the tensor (tensor.to(torch.float32), say; a complex one as "
+                        "torch.view_as_real(tensor))")
     if not tensor.is_contiguous():
         raise ValueError(f"ringlab backend: {what} is not contiguous: ringlab works in place on "
                          "a tensor's memory, so pass a contiguous one (tensor.contiguous(), and "
