@@ -100,6 +100,15 @@ inline constexpr bool is_floating_type_v =
 template <typename T>
 inline constexpr bool is_integer_type_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
+// An integral value v (|v| < 2^63) as a T holds it, the way torch's .to()
+// of an int64 tensor converts: integers wrap modulo 2^bits, bool is v != 0,
+// floats round to nearest. For closed forms that may pass a narrow type's
+// range (a sum over many ranks in int8).
+template <typename T> T wrapped(double v) {
+  if constexpr (is_integer_type_v<T>) return static_cast<T>(static_cast<std::int64_t>(v));
+  else return static_cast<T>(v);
+}
+
 // Element i of memory that holds T's: a copy, so that any alignment is
 // fine, and a bool byte other than 0 or 1 (from the network, say) reads as
 // true instead of being undefined behaviour.

@@ -506,7 +506,7 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--bytes", cmd->bytes,
                   "size as nccl-tests counts it (list ops: the whole buffer), e.g. 4M");
   sub->add_option("--count", cmd->count, "elements per rank instead of --bytes (default 4)");
-  sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
+  sub->add_option("--dtype", cmd->dtype, "element type: " + dtype_choices());
   sub->add_option("--redop", cmd->redop, "sum, avg, prod, min, max, band, bor, bxor");
   sub->add_option("--root", cmd->root, "root of rooted ops");
   sub->add_option("--topology", cmd->topology,
