@@ -17,6 +17,7 @@ namespace {
 
 std::string element_text(const Tensor& tensor, std::size_t i) {
   const double value = tensor.item_as_double(i);
+  if (tensor.dtype() == DType::Bool) return value != 0 ? "True" : "False";
   char text[32];
   if (!is_floating(tensor.dtype()))
     std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));

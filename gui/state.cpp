@@ -134,6 +134,10 @@ void apply(GuiState& state, const Command& command) {
           Settings settings = state.settings;
           settings.op = c.op;
           change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, SetDType>) {
+          Settings settings = state.settings;
+          settings.dtype = c.dtype;
+          change_settings(state, settings);
         } else if constexpr (std::is_same_v<C, SetRoot>) {
           Settings settings = state.settings;
           settings.root = c.root;

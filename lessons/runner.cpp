@@ -133,8 +133,34 @@ std::string algorithm_statement(const Lesson& lesson, const ProcessGroupOptions&
          algorithm_in_effect(lesson_group_options(lesson, group), c) + " (" + why + ")";
 }
 
+namespace {
+// The lessons --dtype applies to, for its refusal.
+std::string dtype_lessons() {
+  std::string names;
+  for (const Lesson& l : all_lessons())
+    if (l.takes_dtype) names += (names.empty() ? "" : ", ") + std::string(l.name);
+  return names;
+}
+
+void check_dtype(const Lesson& lesson, const std::optional<DType>& dtype) {
+  if (!dtype) return;
+  if (!lesson.takes_dtype)
+    throw std::invalid_argument("--dtype " + std::string(dtype_name(*dtype)) + ": lesson " +
+                                std::string(lesson.name) +
+                                " keeps its article's dtypes; --dtype is for seed 001's programs (" +
+                                dtype_lessons() + ")");
+  if (*dtype == DType::Bool)
+    throw std::invalid_argument(
+        "--dtype bool: the article's program cannot make its tensors in bool (PyTorch refuses "
+        "torch.arange(2, dtype=torch.bool): \"arange_cpu\" not implemented for 'Bool', and "
+        "tensor += 1 on a bool tensor: result type Long can't be cast to the desired output type "
+        "Bool): use another dtype");
+}
+}  // namespace
+
 void check_options(const Lesson& lesson, const RunOptions& options) {
   const std::string name(lesson.name);
+  check_dtype(lesson, options.args.dtype);
   if (lesson.run_itself && !options.backend.empty())
     throw std::invalid_argument("lesson " + name +
                                 " runs on every backend itself, a column each: leave --backend " +

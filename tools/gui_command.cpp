@@ -19,6 +19,7 @@ namespace {
 struct GuiCommand {
   std::string scenario = "ring_allreduce";
   int ranks = 0;   // 0: the scenario's default
+  std::optional<DType> dtype;  // --dtype: the collectives' element type
   int step = 0;    // frame index: 0 is "before step 1"
   std::string screenshot;
   int width = WindowOptions{}.width;
@@ -26,7 +27,13 @@ struct GuiCommand {
 };
 
 void run_gui_command(const GuiCommand& cmd) {
-  GuiState state = make_state(cmd.scenario, cmd.ranks);
+  Settings settings = scenario_settings(cmd.scenario, cmd.ranks);
+  if (cmd.dtype && (is_training_step(settings.primitive) || settings.primitive == kParameterServer))
+    throw std::invalid_argument("--dtype: " + cmd.scenario +
+                                " keeps its float32 (gradients, parameters); --dtype is for the "
+                                "collectives' walkthroughs");
+  settings.dtype = cmd.dtype;
+  GuiState state = make_state(settings);
   if (cmd.step < 0 || cmd.step >= frame_count(state))
     throw std::invalid_argument("--step " + std::to_string(cmd.step) + " is not a frame of " +
                                 cmd.scenario + ": pick 0 (before step 1) to " +
@@ -57,6 +64,11 @@ void add_gui_command(CLI::App& app) {
       ->check(CLI::IsMember(scenario_names()));
   gui->add_option("--ranks,-n", cmd->ranks, "world size (default: the scenario's)")
       ->check(CLI::Range(kMinRanks, kMaxRanks));
+  gui->add_option_function<std::string>(
+         "--dtype", [cmd](const std::string& name) { cmd->dtype = parse_dtype(name); },
+         "the collectives' element type (default: the articles' int64; float32 for avg): " +
+             dtype_choices())
+      ->type_name("DTYPE");
   gui->add_option("--step", cmd->step, "frame to show first (0: before step 1)")
       ->check(cli::whole_number(0, cli::kMaxInt, "a step number"));
   gui->add_option("--screenshot", cmd->screenshot, "render that frame to this PNG file and exit");

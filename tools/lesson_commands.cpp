@@ -159,6 +159,12 @@ void add_lesson_commands(CLI::App& app) {
       ->add_option("--root", cmd->options.args.root,
                    "src or dst rank of a lesson that has one (default: the article's)")
       ->check(CLI::Range(0, 1023));
+  lesson
+      ->add_option_function<std::string>(
+          "--dtype", [cmd](const std::string& name) { cmd->options.args.dtype = parse_dtype(name); },
+          "seed 001's lessons: their tensors in this dtype (" + dtype_choices() +
+              "), as the article's program with dtype=torch.DTYPE prints them")
+      ->type_name("DTYPE");
   lesson->add_option("--lr", cmd->options.args.lr, "training lessons: the learning rate")
       ->check(real_number(0, 1000, "a learning rate"));
   lesson

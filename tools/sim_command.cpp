@@ -32,6 +32,7 @@
 #include "tools/option_checks.hpp"
 #include "tools/sim_calibrate.hpp"
 #include "tools/sim_compare.hpp"
+#include "tools/sim_values.hpp"
 #include "tools/sim_ddp.hpp"
 
 namespace ringlab::cli {
@@ -63,6 +64,7 @@ struct SimCommand {
   bool calibrate = false;
   CalibrateOptions calibration;
   bool compare = false;
+  bool compare_values = false;
   std::string sizes = "1K:256M";
   bool bench = false;
   std::string trace;
@@ -443,6 +445,7 @@ void run_collective(const SimCommand& c, Collective collective, const CostModel&
     s.algorithm.clear();
     return run_compare(s, c.sizes, path, model);
   }
+  if (c.compare_values) return run_compare_values(s);
   check_recorded_options(c, s, path);
   const bool small =
       s.ranks <= 16 && s.count * collective_info(collective).size_blocks(s.ranks) <= 64;
@@ -537,6 +540,11 @@ void add_sim_command(CLI::App& app) {
                 "every algorithm of the op side by side across --sizes, on the --topology given "
                 "(e.g. --compare --topology ring)");
   sub->add_option("--sizes", cmd->sizes, "--compare: MIN:MAX bytes, x4 apart (default 1K:256M)");
+  sub->add_flag("--compare-values", cmd->compare_values,
+                "every algorithm of a reducing op on the same inputs: where their results differ "
+                "(float16, bfloat16: each hop rounds), the element, each one's value and the exact "
+                "sum")
+      ->excludes("--compare");
   sub->add_flag("--bench", cmd->bench, "time the simulation and report peak memory");
   sub->add_option("--trace", cmd->trace, "write a Chrome trace JSON (Perfetto, chrome://tracing)")
       ->check(file_to_write("trace file"));
