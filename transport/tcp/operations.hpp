@@ -38,6 +38,9 @@ struct SendOp : Op {
 
 struct RecvOp : Op {
   MutBytes buffer;
+  // Posted for kAnySource: peer is kAnySource until a message is matched,
+  // then its sender.
+  bool any_source = false;
 };
 
 // A message that arrived before its receive was posted.
