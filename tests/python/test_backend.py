@@ -211,8 +211,12 @@ def expect_error(kind, text, run):
 def bad_input(rank):
     import torch
     import torch.distributed as dist
-    expect_error(ValueError, "is not contiguous",
-                 lambda: dist.all_reduce(torch.zeros(4, 4).t()))
+    expect_error(ValueError, "has gaps between its elements",
+                 lambda: dist.all_reduce(torch.zeros(4, 4)[:, 1]))
+    expect_error(ValueError, "its elements share memory",
+                 lambda: dist.all_reduce(torch.zeros(1).expand(4)))
+    expect_error(ValueError, "is a torch.sparse_coo tensor",
+                 lambda: dist.broadcast(torch.zeros(2, 2).to_sparse(), src=0))
     # (The collectives hand a complex tensor over as view_as_real; send does not.)
     expect_error(TypeError, "holds torch.complex64, which ringlab's collectives do not carry",
                  lambda: dist.send(torch.zeros(4, dtype=torch.complex64), dst=(rank + 1) % WORLD))
@@ -223,7 +227,6 @@ def bad_input(rank):
     expect_error(ValueError, "the ranks disagree on the dtype",
                  lambda: dist.all_reduce(torch.zeros(2, dtype=torch.float16 if rank == 1
                                                      else torch.bfloat16)))
-    expect_error(ValueError, "recv needs a src", lambda: dist.recv(torch.zeros(1)))
     # Different sizes on different ranks: every rank says which ranks disagree.
     expect_error(ValueError, "the ranks disagree on the tensor size",
                  lambda: dist.all_reduce(torch.zeros(2 + (rank == 1))))
