@@ -62,7 +62,8 @@ ringlab_python_test(torchrun_python test_torchrun.py $<TARGET_FILE:ringlab>
 # A user's script on gloo and on ringlab, compared (issue 32): every call
 # torch routes to the backend, point-to-point errors with a rank killed,
 # objects and half precision, tensors that are not contiguous, sparse ones.
-foreach(case every_call all_gather_coalesced all_gather_coalesced_two_tensors recv_any_source
+foreach(case every_call all_gather_coalesced all_gather_coalesced_two_tensors multigpu_calls
+             recv_any_source
              recv_from_dead_rank recv_from_silent_rank irecv_from_dead_rank send_to_dead_rank
              isend_to_dead_rank batch_with_dead_rank recv_into_smaller_buffer
              object_collectives zero_consolidate_state_dict ddp_uint8_buffer

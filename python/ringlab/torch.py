@@ -147,6 +147,18 @@ def _op_name(op):
                      "PRODUCT, MIN, MAX, AVG, BAND, BOR or BXOR")
 
 
+def _single(tensors, call):
+    """The one tensor of a call. torch's *_multigpu functions pass a list,
+    one tensor per GPU, which Gloo also takes on the CPU: all_reduce sums
+    them all into each, broadcast copies the root's first into each, reduce
+    refuses them. ringlab runs one tensor per process."""
+    if len(tensors) != 1:
+        raise ValueError(f"ringlab backend: {call} got {len(tensors)} tensors in one call (a "
+                         "*_multigpu function): ringlab takes one tensor per process; call it "
+                         "once per tensor, or add the tensors up first")
+    return tensors
+
+
 def _make_work_from_future():
     make = getattr(torch._C._distributed_c10d, "_create_work_from_future", None)
     if make is None:
@@ -240,24 +252,29 @@ class ProcessGroupRinglab(dist.ProcessGroup):
 
     def broadcast(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
-        return self._each(tensors, "broadcast's tensor",
+        return self._each(_single(tensors, "broadcast"), "broadcast's tensor",
                           lambda buf: self._group.broadcast(buf, root))
 
     def allreduce(self, tensors, opts=None):
+        return self.allreduce_coalesced(_single(tensors, "all_reduce"), opts)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        """Each tensor summed on its own, as Gloo's all_reduce_coalesced does."""
         op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
         return self._each(tensors, "all_reduce's tensor",
                           lambda buf: self._group.all_reduce(buf, op))
 
-    def allreduce_coalesced(self, tensors, opts=None):
-        return self.allreduce(tensors, opts)
-
     def reduce(self, tensors, opts=None):
         op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
         root = opts.rootRank if opts is not None else 0
-        return self._each(tensors, "reduce's tensor",
+        return self._each(_single(tensors, "reduce"), "reduce's tensor",
                           lambda buf: self._group.reduce(buf, root, op))
 
     def allgather(self, output_tensors, input_tensors, opts=None):
+        return self._allgather_lists(output_tensors, _single(input_tensors, "all_gather"))
+
+    def _allgather_lists(self, output_tensors, input_tensors):
+        """An all_gather of input_tensors[j] into output_tensors[j], for each j."""
         staging = _Staging()
         calls = [(staging.bufs(outputs, "all_gather's tensor_list", copies=True),
                   staging.buf(t, "all_gather's tensor", written=False, copies=True))
@@ -282,7 +299,7 @@ class ProcessGroupRinglab(dist.ProcessGroup):
                                  f"and input_tensor_list {len(input_list)}: each output list "
                                  "takes one tensor per input tensor")
         per_input = [[outputs[j] for outputs in output_lists] for j in range(len(input_list))]
-        self.allgather(per_input, list(input_list), opts)
+        self._allgather_lists(per_input, list(input_list))
         return _completed(output_lists)
 
     def _allgather_base(self, output, input, opts=None):  # noqa: A002 - torch's names
@@ -327,7 +344,8 @@ class ProcessGroupRinglab(dist.ProcessGroup):
         calls = [(staging.buf(output, "reduce_scatter's output"),
                   staging.bufs(inputs, "reduce_scatter's input_list", written=False,
                                copies=True))
-                 for output, inputs in zip(output_tensors, input_tensors)]
+                 for output, inputs in zip(_single(output_tensors, "reduce_scatter"),
+                                           input_tensors)]
         for output, inputs in calls:
             self._group.reduce_scatter(output, inputs, op)
         staging.finish()

@@ -169,6 +169,23 @@ def recv_any_source(r):
     r.say("done")
 
 
+@case(world=2)
+def multigpu_calls(r):
+    """torch's *_multigpu functions hand the backend several tensors per
+    process; Gloo takes them on the CPU (EXPECTED), ringlab refuses them."""
+    import torch
+    import torch.distributed as dist
+    import warnings
+    warnings.simplefilter("ignore")  # "will be deprecated"
+    calls = {"all_reduce_multigpu": lambda ts: dist.all_reduce_multigpu(ts),
+             "broadcast_multigpu": lambda ts: dist.broadcast_multigpu(ts, src=0),
+             "reduce_multigpu": lambda ts: dist.reduce_multigpu(ts, dst=0)}
+    for name, call in calls.items():
+        tensors = [torch.tensor([1.0, 2.0]) * (10 * r.rank + j + 1) for j in range(2)]
+        r.outcome(name, lambda: call(tensors) or [t.tolist() for t in tensors],
+                  ringlab_says=("tensors in one call",))
+
+
 # -- item 2: point-to-point errors raise in the caller -------------------------------
 
 
@@ -405,6 +422,18 @@ def sparse_tensors(r):
 # What each backend prints where Gloo does not give the answer: the lines of
 # rank 0 and rank 1, by case.
 EXPECTED = {
+    # Gloo sums every tensor of every rank into each (1 + 2 + 11 + 12 = 26),
+    # copies the root's first tensor into each, refuses reduce; ringlab
+    # refuses the three.
+    "multigpu_calls": {
+        "gloo": [f"rank {rank}: {line}" for rank in (0, 1) for line in (
+            "all_reduce_multigpu: returned [[26.0, 52.0], [26.0, 52.0]]",
+            "broadcast_multigpu: returned [[1.0, 2.0], [1.0, 2.0]]",
+            "reduce_multigpu: raised RuntimeError")] + ["rank 0: exit 0", "rank 1: exit 0"],
+        "ringlab": [f"rank {rank}: {name}: raised ValueError" for rank in (0, 1) for name in (
+            "all_reduce_multigpu", "broadcast_multigpu", "reduce_multigpu")] +
+        ["rank 0: exit 0", "rank 1: exit 0"],
+    },
     # Gloo aborts the receiving process (SIGABRT).
     "recv_into_smaller_buffer": {
         "gloo": ["rank 0: exit -6", "rank 1: exit 0"],
