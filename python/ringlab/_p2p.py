@@ -56,6 +56,11 @@ class _P2PWork(_Work):
     def get_future(self):
         return self._future
 
+    def result(self):
+        """The operation's tensors, once it finished (raises its error)."""
+        self.wait()
+        return self._future.value()
+
     def _source_rank(self):
         self.wait()
         return self._source
@@ -155,12 +160,14 @@ class _Progress:
             work.wait(1)  # raises the operation's error, if any
             staging.finish()
         except Exception as error:  # noqa: BLE001 - handed to whoever waits
+            # The future first: once wait() returns, get_future() and
+            # result() must find it complete.
             error = _as_runtime_error(error)
-            result._settle(error, -1)  # noqa: SLF001 - the module's own class
             result.get_future().set_exception(error)
+            result._settle(error, -1)  # noqa: SLF001 - the module's own class
             return True
-        result._settle(None, work.source_rank())  # noqa: SLF001
         result.get_future().set_result(tensors)
+        result._settle(None, work.source_rank())  # noqa: SLF001
         return True
 
 
