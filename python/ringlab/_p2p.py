@@ -19,7 +19,7 @@ class _P2PWork(_Work):
     operation's error: a Work from _create_work_from_future does not on torch
     1.13 (its wait() returns True whatever the future holds), which let
     dist.recv from a dead rank return with the buffer untouched. A Python
-    Work is safe here, where it was not for collectives (the module's
+    Work is safe here, where it was not for collectives (ringlab.torch's
     docstring): torch's send/recv/isend/irecv and batch_isend_irecv hand it to
     Python callers, which hold it while they wait. The group's progress thread
     settles it by the operation's deadline, so wait() returns or raises."""
@@ -35,7 +35,7 @@ class _P2PWork(_Work):
         self._error, self._source = error, source
         self._settled.set()
 
-    def wait(self, timeout=None):  # noqa: ARG002 - torch's signature
+    def wait(self, timeout=None):
         seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else 0
         if not self._settled.wait(seconds if seconds > 0 else None):
             raise RuntimeError(f"ringlab backend: the operation did not finish within "
