@@ -423,13 +423,16 @@ class Case {
     }
   }
   static void fill(Tensor& t, double v) {
-    visit_dtype(t.dtype(), [&]<typename T>() { std::ranges::fill(t.data<T>(), static_cast<T>(v)); });
+    visit_dtype(t.dtype(), [&]<typename T>() { std::ranges::fill(t.data<T>(), wrapped<T>(v)); });
   }
   static std::int64_t wrong_in(const Tensor& t, double expected) {
     std::int64_t wrong = 0;
+    // The closed form as the dtype holds it: integer sums wrap as the
+    // reduction's do; float16's and bfloat16's are exact up to 63 and 22
+    // ranks (sums of 1..P), past which the order of the adds rounds them.
     visit_dtype(t.dtype(), [&]<typename T>() {
-      const T want = static_cast<T>(expected);
-      for (T v : t.data<T>()) wrong += v != want;
+      const T want = wrapped<T>(expected);
+      for (T v : t.data<T>()) wrong += !(v == want);
     });
     return wrong;
   }

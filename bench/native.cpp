@@ -165,9 +165,9 @@ class NativeCase {
                             double expected) {
     std::int64_t count = 0;
     visit_dtype(host.dtype(), [&]<typename T>() {
-      const T want = static_cast<T>(expected);
+      const T want = wrapped<T>(expected);
       const auto values = host.data<T>();
-      for (std::size_t i = offset; i < offset + n; ++i) count += values[i] != want;
+      for (std::size_t i = offset; i < offset + n; ++i) count += !(values[i] == want);
     });
     return count;
   }

@@ -69,6 +69,16 @@ void draw_settings(const GuiState& state, std::vector<Command>& commands) {
       ImGui::EndCombo();
     }
   }
+  if (controls.op) {  // the collectives: their element type
+    const DType dtype = collective_dtype(settings);
+    ImGui::SetNextItemWidth(width);
+    if (ImGui::BeginCombo("dtype", std::string(dtype_name(dtype)).c_str())) {
+      for (DType d : kAllDTypes)
+        if (ImGui::Selectable(std::string(dtype_name(d)).c_str(), d == dtype))
+          commands.push_back(SetDType{d});
+      ImGui::EndCombo();
+    }
+  }
   if (controls.root) {
     int root = effective_root(settings);
     ImGui::SetNextItemWidth(width);

@@ -328,6 +328,7 @@ std::string value_text(double value, DType dtype) {
 }
 
 std::string element_text(const Tensor& tensor, std::size_t i) {
+  if (tensor.dtype() == DType::Bool) return tensor.item_as_double(i) != 0 ? "True" : "False";
   return value_text(tensor.item_as_double(i), tensor.dtype());
 }
 

@@ -55,6 +55,7 @@ struct SetRanks { int ranks = 4; };
 struct SetElements { int elements = 2; };
 struct SetOp { ReduceOp op = ReduceOp::SUM; };
 struct SetRoot { int root = -1; };
+struct SetDType { DType dtype = DType::Int64; };
 struct LoadScenario { std::string name; int ranks = 0; };  // 0: its default
 // Picks the rank shown in detail (-1: follow the step again).
 struct SelectRank {
@@ -67,7 +68,7 @@ struct LogScrolled {
 
 using Command = std::variant<StepForward, StepBack, JumpToStart, JumpToEnd, JumpTo, TogglePlay,
                              SetSpeed, Tick, SetPrimitive, SetAlgorithm, SetRanks, SetElements,
-                             SetOp, SetRoot, LoadScenario, SelectRank, LogScrolled>;
+                             SetOp, SetRoot, SetDType, LoadScenario, SelectRank, LogScrolled>;
 
 // A state with the settings recorded (throws std::invalid_argument for
 // settings that cannot run).

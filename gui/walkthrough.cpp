@@ -30,8 +30,6 @@ sim::PsScenario ps_scenario(const Settings& settings) {
   return ps;
 }
 
-// The articles print integer tensors; AVG needs a floating type.
-DType dtype_for(ReduceOp op) { return op == ReduceOp::AVG ? DType::Float32 : DType::Int64; }
 
 sim::Scenario collective_scenario(const Settings& settings, Collective collective,
                                   const std::string& algorithm) {
@@ -40,7 +38,7 @@ sim::Scenario collective_scenario(const Settings& settings, Collective collectiv
   scenario.algorithm = algorithm;
   scenario.ranks = settings.ranks;
   scenario.count = static_cast<std::size_t>(settings.elements);
-  scenario.dtype = dtype_for(settings.op);
+  scenario.dtype = collective_dtype(settings);
   scenario.op = settings.op;
   scenario.root = effective_root(settings);
   scenario.values = sim::ValueMode::On;
@@ -156,6 +154,12 @@ Settings scenario_settings(const std::string& name, int ranks) {
   return settings;
 }
 
+DType collective_dtype(const Settings& settings) {
+  // The articles print integer tensors; AVG needs a floating type.
+  if (settings.dtype) return *settings.dtype;
+  return settings.op == ReduceOp::AVG ? DType::Float32 : DType::Int64;
+}
+
 int effective_root(const Settings& settings) {
   if (settings.root >= 0) return settings.root;
   // The reduce article uses dst = 3 on 4 ranks: the last rank.
@@ -179,8 +183,7 @@ std::vector<Act> record_acts(const Settings& settings) {
                         " workers)";
     return acts;
   }
-  if (op_applies(settings.op, dtype_for(settings.op)) == false)
-    check_op(settings.op, dtype_for(settings.op));
+  check_op(settings.op, collective_dtype(settings));
   if (settings.primitive == kScatterGather) {
     // The algorithm control picks the scatter's; the gather uses the same
     // name when it has one (flat/binomial both exist), else its default.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,14 @@ struct Settings {
   int elements = 2;
   ReduceOp op = ReduceOp::SUM;
   int root = -1;           // -1: the article's root (reduce: last rank; others: 0)
+  // The collectives' element type; unset: the articles' int64 (float32 for
+  // AVG, which needs a floating type). The training steps and the parameter
+  // server keep their float32.
+  std::optional<DType> dtype;
 };
+
+// The dtype the collectives of these settings run in.
+DType collective_dtype(const Settings& settings);
 
 // --scenario names: ring_allreduce, scatter_gather, parameter_server,
 // ddp_step, horovod_step, and every collective's name ("reduce", ...). Throws

@@ -4,12 +4,12 @@
 
 namespace ringlab::lessons {
 
-void all_gather(ProcessGroup& pg, const LessonArgs&) {
+void all_gather(ProcessGroup& pg, const LessonArgs& args) {
   const int rank_id = pg.rank();
-  Tensor tensor = article_input(rank_id);
+  Tensor tensor = article_input(rank_id, dtype_of(args));
   print("before gather", " Rank ", rank_id, " has data ", tensor);
   std::vector<Tensor> gather_list(static_cast<std::size_t>(pg.size()),
-                                  Tensor::zeros(2, DType::Int64));
+                                  Tensor::zeros(2, dtype_of(args)));
   pg.all_gather(gather_list, tensor);
   print("after gather", " Rank ", rank_id, " has data ", tensor);
   print("after gather", " Rank ", rank_id, " has gather list ", gather_list);

@@ -4,9 +4,9 @@
 
 namespace ringlab::lessons {
 
-void all_reduce(ProcessGroup& pg, const LessonArgs&) {
+void all_reduce(ProcessGroup& pg, const LessonArgs& args) {
   const int rank_id = pg.rank();
-  Tensor tensor = article_input(rank_id);
+  Tensor tensor = article_input(rank_id, dtype_of(args));
   print("before reudce", " Rank ", rank_id, " has data ", tensor);
   pg.all_reduce(tensor, ReduceOp::SUM);
   print("after reudce", " Rank ", rank_id, " has data ", tensor);

@@ -8,7 +8,7 @@ namespace ringlab::lessons {
 void broadcast(ProcessGroup& pg, const LessonArgs& args) {
   const int rank_id = pg.rank();
   const int src = args.root >= 0 ? args.root : 0;
-  Tensor tensor = article_input(rank_id);
+  Tensor tensor = article_input(rank_id, dtype_of(args));
   print("before broadcast", " Rank ", rank_id, " has data ", tensor);
   pg.broadcast(tensor, src);
   print("after broadcast", " Rank ", rank_id, " has data ", tensor);

@@ -26,6 +26,10 @@ struct LessonArgs {
                                // ("": ringlab-runs/horovod)
   std::optional<int> max_epoch;  // train_elastic: epochs (default 100)
   double epoch_seconds = 0;      // train_elastic: a pause before each epoch (the article's sleep)
+  // --dtype: the article's tensors in this dtype instead of its own (int64,
+  // float32 for the ping-pong's torch.zeros(1)); lessons whose row says
+  // takes_dtype only.
+  std::optional<DType> dtype;
 };
 
 struct RunOptions;  // runner.hpp
@@ -62,6 +66,9 @@ struct Lesson {
   // command to try next (`ringlab lesson` says it after the lesson, on stderr).
   std::array<std::string_view, 2> look = {};
   std::string_view try_next = "";
+  // Whether --dtype applies: seed 001's programs, whose tensors are made by
+  // torch.arange(2, dtype=torch.int64), torch.zeros(...) and torch.tensor([..]).
+  bool takes_dtype = false;
 };
 
 // Why `lesson` cannot run on `world` ranks ("" when it can).
@@ -92,7 +99,16 @@ void print(const Args&... args) {
   std::fflush(stdout);
 }
 
+// The dtype of the article's tensors: its own, or --dtype's.
+inline DType dtype_of(const LessonArgs& args, DType article = DType::Int64) {
+  return args.dtype.value_or(article);
+}
+
 // The article's input on rank r: torch.arange(2, dtype=torch.int64) + 1 + 2 * r
-inline Tensor article_input(int rank) { return Tensor::arange(2, DType::Int64) + (1 + 2 * rank); }
+// (with --dtype D, dtype=D; the two adds as Python evaluates them).
+inline Tensor article_input(int rank, DType dtype = DType::Int64) {
+  if (dtype == DType::Int64) return Tensor::arange(2, DType::Int64) + (1 + 2 * rank);
+  return Tensor::arange(2, dtype) + 1 + 2 * rank;
+}
 
 }  // namespace ringlab::lessons

@@ -7,9 +7,9 @@
 
 namespace ringlab::lessons {
 
-void pingpong(ProcessGroup& pg, const LessonArgs&) {
+void pingpong(ProcessGroup& pg, const LessonArgs& args) {
   const int rank_id = pg.rank();
-  Tensor tensor = Tensor::zeros(1);
+  Tensor tensor = Tensor::zeros(1, dtype_of(args, DType::Float32));
   if (rank_id == 0) {
     tensor += 1;
     pg.send(tensor, /*dst=*/1);

@@ -17,7 +17,7 @@ void reduce(ProcessGroup& pg, const LessonArgs& args) {
   const int rank_id = pg.rank();
   constexpr int kArticleDst = 3;
   const int dst = args.root >= 0 ? args.root : std::min(kArticleDst, pg.size() - 1);
-  Tensor tensor = article_input(rank_id);
+  Tensor tensor = article_input(rank_id, dtype_of(args));
   print("before reudce", " Rank ", rank_id, " has data ", tensor);
   pg.reduce(tensor, dst, ReduceOp::SUM);
   print("after reudce", " Rank ", rank_id, " has data ", tensor);

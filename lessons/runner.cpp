@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "primitives/algorithm_story.hpp"
+
 namespace ringlab::lessons {
 
 namespace {
@@ -126,15 +128,41 @@ ProcessGroupOptions lesson_group_options(const Lesson& lesson, const ProcessGrou
 std::string algorithm_statement(const Lesson& lesson, const ProcessGroupOptions& group) {
   if (!lesson.collective) return "";
   const Collective c = *lesson.collective;
-  const std::string why = named(group, c)             ? "as chosen"
-                          : !lesson.algorithm.empty() ? "the article's"
-                                                      : "the default";
-  return std::string(collective_name(c)) + " algorithm " +
-         algorithm_in_effect(lesson_group_options(lesson, group), c) + " (" + why + ")";
+  AlgorithmChoice choice;
+  choice.collective = c;
+  choice.algorithm = algorithm_in_effect(lesson_group_options(lesson, group), c);
+  choice.source = named(group, c) ? "as chosen" : !lesson.algorithm.empty() ? "the article's" : "";
+  return algorithm_story(choice);
 }
+
+namespace {
+// The lessons --dtype applies to, for its refusal.
+std::string dtype_lessons() {
+  std::string names;
+  for (const Lesson& l : all_lessons())
+    if (l.takes_dtype) names += (names.empty() ? "" : ", ") + std::string(l.name);
+  return names;
+}
+
+void check_dtype(const Lesson& lesson, const std::optional<DType>& dtype) {
+  if (!dtype) return;
+  if (!lesson.takes_dtype)
+    throw std::invalid_argument(
+        "--dtype " + std::string(dtype_name(*dtype)) + ": lesson " + std::string(lesson.name) +
+        " keeps its article's dtypes; --dtype is for seed 001's programs (" + dtype_lessons() +
+        ")");
+  if (*dtype == DType::Bool)
+    throw std::invalid_argument(
+        "--dtype bool: the article's program cannot make its tensors in bool (PyTorch refuses "
+        "torch.arange(2, dtype=torch.bool): \"arange_cpu\" not implemented for 'Bool', and "
+        "tensor += 1 on a bool tensor: result type Long can't be cast to the desired output type "
+        "Bool): use another dtype");
+}
+}  // namespace
 
 void check_options(const Lesson& lesson, const RunOptions& options) {
   const std::string name(lesson.name);
+  check_dtype(lesson, options.args.dtype);
   if (lesson.run_itself && !options.backend.empty())
     throw std::invalid_argument("lesson " + name +
                                 " runs on every backend itself, a column each: leave --backend " +

@@ -31,9 +31,11 @@ int world_size_of(const Lesson& lesson, const RunOptions& options);
 // article implies where the caller named none for that collective.
 ProcessGroupOptions lesson_group_options(const Lesson& lesson, const ProcessGroupOptions& group);
 
-// Which algorithm the lesson's collective runs with these options, and why:
-// "all_reduce algorithm ring (the article's)", "broadcast algorithm binomial
-// (the default)", "... (as chosen)". "" for a point-to-point lesson.
+// Which algorithm the lesson's collective runs with these options, and why,
+// in the words the Python backend uses too (primitives/algorithm_story.hpp):
+// "all_reduce runs ring (the article's; ringlab's default, auto, picks by
+// size)", "broadcast runs binomial (ringlab's default)", "... (as chosen)".
+// "" for a point-to-point lesson.
 std::string algorithm_statement(const Lesson& lesson, const ProcessGroupOptions& group);
 
 // Throws std::invalid_argument, with one message saying what is wrong and

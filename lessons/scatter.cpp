@@ -8,11 +8,13 @@ namespace ringlab::lessons {
 void scatter(ProcessGroup& pg, const LessonArgs& args) {
   const int rank_id = pg.rank();
   const int src = args.root >= 0 ? args.root : 0;
-  Tensor tensor = article_input(rank_id);
+  Tensor tensor = article_input(rank_id, dtype_of(args));
   print("before scatter", " Rank ", rank_id, " has data ", tensor);
   if (rank_id == src) {
     std::vector<Tensor> scatter_list;
-    for (int r = 0; r < pg.size(); ++r) scatter_list.push_back(Tensor::of({r, r}));
+    for (int r = 0; r < pg.size(); ++r)
+      scatter_list.push_back(args.dtype ? Tensor::of({1.0 * r, 1.0 * r}, *args.dtype)
+                                        : Tensor::of({r, r}));
     print("scater list:", scatter_list);
     pg.scatter(tensor, scatter_list, src);
   } else {

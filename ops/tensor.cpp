@@ -17,13 +17,20 @@ namespace ringlab {
 DType parse_dtype(std::string_view name) {
   std::string_view bare = name;
   if (bare.starts_with("torch.")) bare.remove_prefix(6);
-  if (bare == "int32" || bare == "int") return DType::Int32;
-  if (bare == "int64" || bare == "long") return DType::Int64;
-  if (bare == "float32" || bare == "float") return DType::Float32;
-  if (bare == "float64" || bare == "double") return DType::Float64;
-  throw std::invalid_argument("unknown dtype '" + std::string(name) +
-                              "'; valid dtypes: int32 (int), int64 (long), float32 (float), "
-                              "float64 (double), optionally written with a 'torch.' prefix");
+  for (const DTypeInfo& row : kDTypeInfo)
+    if (!bare.empty() && (bare == row.name || bare == row.alias)) return row.dtype;
+  throw std::invalid_argument("unknown dtype '" + std::string(name) + "'; valid dtypes: " +
+                              dtype_choices() + ", optionally written with a 'torch.' prefix");
+}
+
+std::string dtype_choices() {
+  std::string text;
+  for (const DTypeInfo& row : kDTypeInfo) {
+    if (!text.empty()) text += ", ";
+    text += row.name;
+    if (!row.alias.empty()) text += " (" + std::string(row.alias) + ")";
+  }
+  return text;
 }
 
 namespace {
@@ -34,34 +41,43 @@ namespace {
 template <typename T>
 T checked_integer(double v) {
   const double t = std::trunc(v);
-  // -min is 2^(bits-1), exactly representable, so [min, -min) is the range.
+  // max + 1 is a power of two, exactly representable, so [min, max + 1) is the range.
   constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-  if (!(t >= lo && t < -lo)) {
+  constexpr double past = static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2;
+  if (!(t >= lo && t < past)) {
     throw std::invalid_argument("value " + std::to_string(v) + " does not fit in a " +
                                 torch_dtype(dtype_of<T>()) + " tensor");
   }
   return static_cast<T>(t);
 }
 
+// A double stored as T, as PyTorch stores a Python number: integers
+// truncate (and must fit), bool is "not zero", the 16-bit floats round
+// through float (c10::Half(float)).
 template <typename T>
 T from_double(double v) {
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (is_integer_type_v<T>) {
     return checked_integer<T>(v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
   } else {
     return static_cast<T>(v);
   }
 }
 
-// Integer arithmetic wraps around on overflow like PyTorch's; going through the
-// unsigned type keeps that well defined in C++.
+// Integer arithmetic wraps around on overflow like PyTorch's; going through an
+// unsigned type at least as wide as unsigned int keeps that well defined in
+// C++ (int16 * int16 in uint16_t would be promoted to int, and overflow).
+template <typename T>
+using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 template <typename T>
 T wrapping_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
+  using U = WrapType<T>;
   return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
 }
 template <typename T>
 T wrapping_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
+  using U = WrapType<T>;
   return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
 }
 
@@ -71,36 +87,53 @@ bool is_integral_value(double v) { return std::isfinite(v) && std::trunc(v) == v
 
 enum class ScalarOp { Add, Mul };
 
-// A copy of t with its elements converted to dtype (static_cast, as .to()).
+// A copy of t with its elements converted to dtype, as .to() converts: a
+// value goes through double, except into the 16-bit floats, which PyTorch
+// rounds from float.
 Tensor converted(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out(dtype, t.shape());
   visit_dtype(t.dtype(), [&]<typename From>() {
     visit_dtype(dtype, [&]<typename To>() {
-      const auto src = t.data<From>();
+      const std::byte* src = t.bytes().data();
       const auto dst = out.data<To>();
-      for (std::size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<To>(src[i]);
+      for (std::size_t i = 0; i < dst.size(); ++i)
+        dst[i] = static_cast<To>(static_cast<double>(load_element<From>(src, i)));
     });
   });
   return out;
 }
 
-// t OP v, computed in the result type like PyTorch's CPU kernels (the scalar
-// is first converted to the result type).
+// The dtype of t OP v, by PyTorch's type promotion: a float tensor keeps its
+// dtype; an integer tensor keeps it for an integral scalar and becomes the
+// default float dtype (float32) for another (torch.tensor([1, 2]) * 1.5); a
+// bool tensor becomes int64 or float32.
+DType result_dtype(DType dtype, double v) {
+  if (is_floating(dtype)) return dtype;
+  if (!is_integral_value(v)) return DType::Float32;
+  return dtype == DType::Bool ? DType::Int64 : dtype;
+}
+
+// t OP v, computed in the result type like PyTorch's CPU kernels: integers
+// wrap; floats compute in their own type, and the 16-bit ones in float,
+// rounded back to nearest even (PyTorch's opmath).
 Tensor apply_scalar(const Tensor& t, double v, ScalarOp op) {
-  // Type promotion: an integer tensor with a non-integral scalar gives the
-  // default float dtype (torch.tensor([1, 2]) * 1.5 is float32).
-  const bool promote = !is_floating(t.dtype()) && !is_integral_value(v);
-  Tensor out = converted(t, promote ? DType::Float32 : t.dtype());
+  Tensor out = converted(t, result_dtype(t.dtype(), v));
   visit_dtype(out.dtype(), [&]<typename T>() {
-    const T s = from_double<T>(v);
-    for (T& x : out.data<T>()) {
-      if constexpr (std::is_integral_v<T>) {
-        x = op == ScalarOp::Add ? wrapping_add(x, s) : wrapping_mul(x, s);
-      } else {
-        x = op == ScalarOp::Add ? x + s : x * s;
+    if constexpr (is_integer_type_v<T>) {
+      const T s = from_double<T>(v);
+      for (T& x : out.data<T>()) x = op == ScalarOp::Add ? wrapping_add(x, s) : wrapping_mul(x, s);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      const T s = static_cast<T>(v);
+      for (T& x : out.data<T>()) x = op == ScalarOp::Add ? x + s : x * s;
+    } else if constexpr (is_floating_type_v<T>) {
+      const float s = static_cast<float>(v);
+      for (T& x : out.data<T>()) {
+        const float f = static_cast<float>(x);
+        x = T(op == ScalarOp::Add ? f + s : f * s);
       }
     }
+    // bool: never a result type (result_dtype promotes it).
   });
   return out;
 }
@@ -215,7 +248,9 @@ void check_element_index(std::size_t i, std::size_t numel) {
 
 double Tensor::item_as_double(std::size_t i) const {
   check_element_index(i, numel());
-  return visit_dtype(dtype_, [&]<typename T>() { return static_cast<double>(data<T>()[i]); });
+  return visit_dtype(dtype_, [&]<typename T>() {
+    return static_cast<double>(load_element<T>(base(), i));
+  });
 }
 
 void Tensor::set_from_double(std::size_t i, double v) {
@@ -250,10 +285,12 @@ bool Tensor::same_values(const Tensor& other) const {
 
 Tensor& Tensor::operator+=(double v) {
   // In place the dtype cannot change, so PyTorch refuses what would promote.
-  if (!is_floating(dtype_) && !is_integral_value(v)) {
-    throw std::invalid_argument("result type Float can't be cast to the desired output type " +
-                                torch_dtype(dtype_) + " (adding " + std::to_string(v) +
-                                " in place to an integer tensor)");
+  const DType result = result_dtype(dtype_, v);
+  if (result != dtype_) {
+    throw std::invalid_argument("result type " + torch_dtype(result) +
+                                " can't be cast to the desired output type " + torch_dtype(dtype_) +
+                                " (adding " + std::to_string(v) + " in place to a " +
+                                torch_dtype(dtype_) + " tensor)");
   }
   // Written into this tensor's own bytes, so that a view changes the memory
   // it views.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ops/tensor.hpp"
@@ -49,9 +50,11 @@ std::string pad_left(std::string s, std::size_t width) {
 // element of a tensor from the values that will be shown.
 class Formatter {
  public:
-  static Formatter for_integers(std::span<const std::int64_t> values) {
+  // Integer and bool dtypes: "{}".format(value), so 5 and True, False;
+  // every element padded to the widest.
+  static Formatter for_text(std::span<const std::string> values) {
     Formatter f(Style::Integer);
-    for (std::int64_t v : values) f.width_ = std::max(f.width_, std::to_string(v).size());
+    for (const std::string& v : values) f.width_ = std::max(f.width_, v.size());
     return f;
   }
 
@@ -89,7 +92,7 @@ class Formatter {
 
   std::size_t width() const { return width_; }
 
-  std::string format(std::int64_t v) const { return pad_left(std::to_string(v), width_); }
+  std::string format(const std::string& v) const { return pad_left(v, width_); }
 
   std::string format(double v) const { return pad_left(render(v), width_); }
 
@@ -154,31 +157,43 @@ struct FormattedElements {
   std::size_t width = 1;
 };
 
+// Python's "{}".format(value) of an integer or bool element; float
+// elements as the double Python would see (a float16's exact value).
+template <typename T>
+auto shown_value(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return std::string(v ? "True" : "False");
+  } else if constexpr (is_integer_type_v<T>) {
+    // From the exact value: an int64 may not survive a trip through double.
+    return std::to_string(static_cast<std::int64_t>(v));
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
 FormattedElements format_elements(const Tensor& t, const ShownElements& shown) {
   return visit_dtype(t.dtype(), [&]<typename T>() {
-    const auto data = t.data<T>();
-    // Integers are formatted from their exact values (an int64 may not
-    // survive a trip through double), floats as the double Python would see.
-    using Value = std::conditional_t<std::is_integral_v<T>, std::int64_t, double>;
+    const std::byte* data = t.bytes().data();
+    using Value = decltype(shown_value(T{}));
     std::vector<Value> head;
     std::vector<Value> tail;
-    for (std::size_t i : shown.head) head.push_back(static_cast<Value>(data[i]));
-    for (std::size_t i : shown.tail) tail.push_back(static_cast<Value>(data[i]));
+    for (std::size_t i : shown.head) head.push_back(shown_value(load_element<T>(data, i)));
+    for (std::size_t i : shown.tail) tail.push_back(shown_value(load_element<T>(data, i)));
 
     // The formatter sees only the shown elements, as in PyTorch.
     std::vector<Value> all = head;
     all.insert(all.end(), tail.begin(), tail.end());
     const Formatter f = [&] {
-      if constexpr (std::is_integral_v<T>)
-        return Formatter::for_integers(all);
+      if constexpr (std::is_same_v<Value, std::string>)
+        return Formatter::for_text(all);
       else
         return Formatter::for_floats(all);
     }();
     FormattedElements out;
     out.width = f.width();
-    for (Value v : head) out.text.push_back(f.format(v));
+    for (const Value& v : head) out.text.push_back(f.format(v));
     if (shown.elided) out.text.push_back(" ...");
-    for (Value v : tail) out.text.push_back(f.format(v));
+    for (const Value& v : tail) out.text.push_back(f.format(v));
     return out;
   });
 }
@@ -240,8 +255,9 @@ std::string Tensor::to_string() const {
     if (dtype_ != DType::Float32) suffixes.push_back("dtype=" + torch_dtype(dtype_));
     body = "[]";
   } else {
-    // int64 and float32 are the dtypes PyTorch infers, so they go unnamed.
-    if (dtype_ != DType::Int64 && dtype_ != DType::Float32) {
+    // int64, float32 and bool are the dtypes PyTorch infers from Python's
+    // numbers, so they go unnamed (torch._tensor_str's has_default_dtype).
+    if (dtype_ != DType::Int64 && dtype_ != DType::Float32 && dtype_ != DType::Bool) {
       suffixes.push_back("dtype=" + torch_dtype(dtype_));
     }
     if (dim() == 0) {

@@ -4,7 +4,7 @@
 
 #include "backends/rank_trace.hpp"
 #include "backends/rank_world.hpp"
-#include "primitives/algorithms.hpp"
+#include "primitives/algorithm_story.hpp"
 #include "simulator/recording_transport.hpp"
 #include "transport/tcp/tcp.hpp"
 
@@ -33,7 +33,9 @@ BridgeGroup::BridgeGroup(std::shared_ptr<store::Store> store, GroupSpec spec)
   if (spec_.trace) trace = backends::torch_group_trace(environment);
   // Refused here, before the ranks meet, rather than found out at the end.
   if (trace && trace->ranks_merge) backends::prepare_trace_folder(*trace, spec_.rank);
-  transport_ = tcp::connect(me.world, store);
+  tcp::WorldSpec world = me.world;
+  world.say_open = spec_.first;
+  transport_ = tcp::connect(world, store);
   std::shared_ptr<Transport> transport = transport_;
   if (trace) {
     if (trace->time_origin_ns == 0)
@@ -56,22 +58,22 @@ BridgeGroup::~BridgeGroup() {
 }
 
 void BridgeGroup::announce(Collective c, std::size_t bytes) {
-  if (spec_.rank != 0) return;
-  const std::string name = group_->algorithm(c);
-  std::string ran = name;
+  if (spec_.rank != 0 || !spec_.announce) return;
+  AlgorithmChoice choice;
+  choice.collective = c;
+  choice.algorithm = group_->algorithm(c);
   const auto source = spec_.algorithm_sources.find(c);
-  std::string why =
-      source != spec_.algorithm_sources.end() ? source->second : "ringlab's default";
-  if (c == Collective::AllReduce && name == "auto") {
-    ran = std::string(all_reduce_auto_choice(bytes, spec_.size,
-                                             transport_->prefers_fewer_messages()));
-    why = "auto's choice for " + std::to_string(bytes) + " bytes on " +
-          std::to_string(spec_.size) + " ranks";
-  }
+  if (source != spec_.algorithm_sources.end()) choice.source = source->second;
+  choice.bytes_known = true;
+  choice.bytes = bytes;
+  choice.ranks = spec_.size;
+  choice.fewer_messages = transport_->prefers_fewer_messages();
+  const std::string story = algorithm_story(choice);
+  // Once per collective and algorithm: the story without its sizes.
+  const std::string ran = story.substr(0, story.find(" ("));
   std::lock_guard lock(mutex_);
   if (!announced_.insert({c, ran}).second) return;
-  std::fprintf(stderr, "ringlab: %s runs %s (%s)\n", std::string(collective_name(c)).c_str(),
-               ran.c_str(), why.c_str());
+  std::fprintf(stderr, "ringlab: %s\n", story.c_str());
   std::fflush(stderr);
 }
 

@@ -7,8 +7,8 @@
 // (backends/rank_world.hpp): RINGLAB_BIND_ADDR, RINGLAB_JOB_TOKEN, and
 // RINGLAB_TIMEOUT_MS, which wins over torch's timeout.
 //
-// It also says which algorithm ran (rank 0, on stderr, the first time each
-// collective runs with each algorithm) and, for the group the Python side
+// Asked to, it also says which algorithm ran (rank 0, on stderr, the first
+// time each collective runs with each algorithm) and, for the group the Python side
 // traces (the first of the process), records every message through the
 // ranks' one trace path (backends/rank_trace.hpp): under `ringlab run
 // --trace` its rank<r>.json for the launcher to merge; with RINGLAB_TRACE=DIR
@@ -49,6 +49,12 @@ struct GroupSpec {
   // The group the process traces, if its variables ask for a trace
   // (RINGLAB_TRACE_DIR, else RINGLAB_TRACE).
   bool trace = false;
+  // The process's first group: the one whose rank 0 may say the job is open
+  // (once per job, not once per group).
+  bool first = true;
+  // Rank 0 says which algorithm each collective runs (RINGLAB_SHOW_ALGORITHMS
+  // or TORCH_DISTRIBUTED_DEBUG asked for it).
+  bool announce = false;
 };
 
 class BridgeGroup {

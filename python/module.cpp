@@ -48,6 +48,8 @@ class P2PWork {
   explicit P2PWork(Work work) : work_(std::move(work)) {}
   bool is_completed() { return work_.is_completed(); }
   void wait(std::int64_t timeout_ms) { work_.wait(Duration(timeout_ms)); }
+  // The sender, once complete (a receive from kAnySource: whichever sent).
+  int source_rank() const { return work_.source_rank(); }
 
  private:
   Work work_;
@@ -72,6 +74,8 @@ GroupSpec make_spec(int rank, int size, std::int64_t timeout_ms, const py::dict&
       {"algorithms", [&](py::handle v) { spec.algorithms = by_collective(v); }},
       {"algorithm_sources", [&](py::handle v) { spec.algorithm_sources = by_collective(v); }},
       {"trace", [&](py::handle v) { spec.trace = py::cast<bool>(v); }},
+      {"first", [&](py::handle v) { spec.first = py::cast<bool>(v); }},
+      {"announce", [&](py::handle v) { spec.announce = py::cast<bool>(v); }},
   };
   for (auto [key, value] : options) {
     const auto setter = setters.find(text(key));
@@ -187,7 +191,12 @@ PYBIND11_MODULE(_ringlab, m) {
   // The most derived last: pybind11 tries the latest registration first.
   auto comm_error = py::register_exception<CommError>(m, "CommError", PyExc_RuntimeError);
   py::register_exception<PeerError>(m, "PeerError", comm_error.ptr());
-  py::register_exception<TimeoutError>(m, "TimeoutError", PyExc_TimeoutError);
+  // A RuntimeError as well, as every error of torch's own backends is: a
+  // script that catches RuntimeError around a collective on Gloo catches
+  // ringlab's timeouts too.
+  py::register_exception<TimeoutError>(
+      m, "TimeoutError",
+      py::make_tuple(py::handle(PyExc_RuntimeError), py::handle(PyExc_TimeoutError)));
 
   m.def("collectives", [] {
     std::vector<std::string> names;
@@ -201,7 +210,8 @@ PYBIND11_MODULE(_ringlab, m) {
   py::class_<P2PWork>(m, "P2PWork")
       .def("is_completed", &P2PWork::is_completed, py::call_guard<py::gil_scoped_release>())
       .def("wait", &P2PWork::wait, py::arg("timeout_ms"),
-           py::call_guard<py::gil_scoped_release>());
+           py::call_guard<py::gil_scoped_release>())
+      .def("source_rank", &P2PWork::source_rank);
 
   py::class_<BridgeGroup, std::shared_ptr<BridgeGroup>> group(m, "Group");
   group.def(py::init(&make_group), py::arg("store"), py::arg("rank"), py::arg("size"),

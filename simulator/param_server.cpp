@@ -84,7 +84,8 @@ void validate(const PsScenario& s) {
                                 std::to_string(kMaxPsKeys) +
                                 " keys (kMaxPsKeys), whose values the recorded run keeps");
   if (!is_floating(s.dtype))
-    throw std::invalid_argument("parameter server: parameters are float32 or float64, not " +
+    throw std::invalid_argument("parameter server: parameters are floating (float16, bfloat16, "
+                                "float32 or float64), not " +
                                 std::string(dtype_name(s.dtype)));
   if (s.iterations < 1 || s.iterations > 1 << 20)
     throw std::invalid_argument("parameter server: iterations must be 1 .. 2^20");

@@ -103,7 +103,7 @@ class RankProgram {
         T* data = reinterpret_cast<T*>(buffer.storage.get());
         for (std::size_t i = 0; i < count; ++i) {
           const auto [rank, index] = who(i);
-          data[i] = rank < 0 ? T{} : static_cast<T>(input(rank, index));
+          data[i] = rank < 0 ? T{} : wrapped<T>(input(rank, index));  // int8's wrap
         }
       });
     }

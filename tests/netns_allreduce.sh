@@ -84,7 +84,7 @@ before reudce Rank 3 has data tensor([7, 8])"
 # Lines starting with '#' are the runner's (rank 0 names the algorithm on
 # stderr), not the program's.
 actual=$(cat "$work/lesson.node0" "$work/lesson.node1" | grep -v '^#' | tr -s ' ' | LC_ALL=C sort)
-notes=$(cat "$work/lesson.node0" "$work/lesson.node1" | grep -c '^# lesson all_reduce: all_reduce algorithm ring ' || true)
+notes=$(cat "$work/lesson.node0" "$work/lesson.node1" | grep -c '^# lesson all_reduce: all_reduce runs ring ' || true)
 [ "$notes" = 1 ] || fail "rank 0 should name the lesson's algorithm (ring) once; found $notes such lines"
 [ "$actual" = "$expected" ] || fail "the lesson printed
 $actual

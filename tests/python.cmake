@@ -64,6 +64,18 @@ set_tests_properties(python_replay PROPERTIES TIMEOUT 660)
 ringlab_python_test(torchrun_python test_torchrun.py $<TARGET_FILE:ringlab>
   ${PROJECT_SOURCE_DIR}/examples/python python)
 
+# A user's script on gloo and on ringlab, compared (issue 32): every call
+# torch routes to the backend, point-to-point errors with a rank killed,
+# objects and half precision, tensors that are not contiguous, sparse ones.
+foreach(case every_call all_gather_coalesced all_gather_coalesced_two_tensors multigpu_calls
+             recv_any_source
+             recv_from_dead_rank recv_from_silent_rank irecv_from_dead_rank send_to_dead_rank
+             isend_to_dead_rank batch_with_dead_rank recv_into_smaller_buffer
+             object_collectives zero_consolidate_state_dict ddp_uint8_buffer
+             ddp_fp16_compress_hook dense_permuted strided_slices sparse_tensors)
+  ringlab_python_test(python_dropin_${case} test_dropin.py ${case})
+endforeach()
+
 # The articles' programs, each on gloo and on ringlab (mp.spawn) and on
 # ringlab under `ringlab run`, compared.
 foreach(example p2p broadcast scatter gather reduce all_gather all_reduce reduce_scatter

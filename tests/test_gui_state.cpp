@@ -122,6 +122,22 @@ TEST_CASE("reduce on 4 ranks: the article's before and after lines, partial sums
   check_panels_match_simulator(state);
 }
 
+TEST_CASE("the dtype control: reduce in float16 prints as torch prints float16; avg on int8 is refused") {
+  GuiState state = make_state("reduce");
+  apply(state, SetDType{DType::Float16});
+  CHECK(collective_dtype(state.settings) == DType::Float16);
+  apply(state, JumpToEnd{});
+  CHECK(panel_lines(state) ==
+        std::vector<std::string>{"Rank 0 has data tensor([16., 20.], dtype=torch.float16)",
+                                 "Rank 1 has data tensor([15., 18.], dtype=torch.float16)",
+                                 "Rank 2 has data tensor([12., 14.], dtype=torch.float16)",
+                                 "Rank 3 has data tensor([16., 20.], dtype=torch.float16)"});
+  check_panels_match_simulator(state);
+  apply(state, SetDType{DType::Int8});
+  apply(state, SetOp{ReduceOp::AVG});
+  CHECK(state.error.find("avg does not apply to dtype int8") != std::string::npos);
+}
+
 TEST_CASE("ring all-reduce: reduce-scatter for P-1 steps, then all-gather for P-1 steps") {
   GuiState state = make_state("ring_allreduce");
   const int p = 4;

@@ -274,16 +274,18 @@ TEST_CASE("a lesson keeps its article's algorithm and says which one ran, once, 
   Run run = run_ringlab("lesson all_reduce --backend inproc");
   CHECK(run.status == 0);
   CHECK(lines_starting(run.output, "#") ==
-        Lines{"# lesson all_reduce: all_reduce algorithm ring (the article's)"});
+        Lines{"# lesson all_reduce: all_reduce runs ring (the article's; ringlab's default, "
+              "auto, picks by size)"});
   run = run_ringlab("lesson all_reduce --backend inproc --algorithm all_reduce=recursive_doubling");
   CHECK(lines_starting(run.output, "#") ==
-        Lines{"# lesson all_reduce: all_reduce algorithm recursive_doubling (as chosen)"});
+        Lines{"# lesson all_reduce: all_reduce runs recursive_doubling (as chosen; ringlab's "
+              "default, auto, picks by size)"});
   run = run_ringlab("lesson reduce --backend inproc");
   CHECK(lines_starting(run.output, "#") ==
-        Lines{"# lesson reduce: reduce algorithm gloo_ring (the article's)"});
+        Lines{"# lesson reduce: reduce runs gloo_ring (the article's)"});
   run = run_ringlab("lesson broadcast --backend inproc");
   CHECK(lines_starting(run.output, "#") ==
-        Lines{"# lesson broadcast: broadcast algorithm binomial (the default)"});
+        Lines{"# lesson broadcast: broadcast runs binomial (ringlab's default)"});
   run = run_ringlab("lesson pingpong --backend inproc");
   CHECK(lines_starting(run.output, "#").empty());  // point to point: no collective
   // stdout alone is the article's program's output.
@@ -297,7 +299,8 @@ TEST_CASE("a lesson keeps its article's algorithm and says which one ran, once, 
   CHECK(run.status == 0);
   const Lines headers = lines_starting(run.output, "# all_reduce ");
   CHECK(headers == Lines{"# all_reduce (world 4): all_reduce: everyone gets the sum "
-                         "[all_reduce algorithm ring (the article's)]"});
+                         "[all_reduce runs ring (the article's; ringlab's default, auto, "
+                         "picks by size)]"});
   CHECK(lines_starting(run.output, "# lesson").empty());
 }
 

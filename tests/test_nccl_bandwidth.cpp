@@ -65,7 +65,12 @@ TEST_CASE("reduction kernels reach >= 80% of a device-to-device copy's bandwidth
   const Case cases[] = {{DType::Float32, ReduceOp::SUM}, {DType::Float64, ReduceOp::SUM},
                         {DType::Int32, ReduceOp::SUM},   {DType::Int64, ReduceOp::SUM},
                         {DType::Float32, ReduceOp::MAX}, {DType::Float32, ReduceOp::PRODUCT},
-                        {DType::Int32, ReduceOp::BXOR},  {DType::Int64, ReduceOp::MIN}};
+                        {DType::Int32, ReduceOp::BXOR},  {DType::Int64, ReduceOp::MIN},
+                        // The narrow dtypes: float16 and bfloat16 widen each lane to float
+                        // and round back; uint8 and bool move 16 lanes per load.
+                        {DType::Float16, ReduceOp::SUM}, {DType::BFloat16, ReduceOp::SUM},
+                        {DType::Float16, ReduceOp::MAX}, {DType::UInt8, ReduceOp::SUM},
+                        {DType::Bool, ReduceOp::SUM}};
   for (const Case& c : cases) {
     CAPTURE(dtype_name(c.dtype));
     CAPTURE(op_name(c.op));

@@ -125,6 +125,34 @@ TEST_CASE("reduce ops map onto NCCL's; bitwise ones are refused with a pointer t
   CHECK(nccl::to_nccl_type(DType::Float64) == ncclFloat64);
 }
 
+TEST_CASE("every dtype maps onto NCCL's types as torch's NCCL backend maps it; int16 is carried") {
+  CHECK(nccl::to_nccl_type(DType::UInt8) == ncclUint8);
+  CHECK(nccl::to_nccl_type(DType::Int8) == ncclInt8);
+  CHECK(nccl::to_nccl_type(DType::Float16) == ncclFloat16);
+  CHECK(nccl::to_nccl_type(DType::BFloat16) == ncclBfloat16);
+  // bool travels as its bytes; its sum is or (ncclMax) and its product and
+  // (ncclMin), as in torch's ProcessGroupNCCL.
+  CHECK(nccl::to_nccl_type(DType::Bool) == ncclUint8);
+  CHECK(nccl::to_nccl_op(ReduceOp::SUM, DType::Bool) == ncclMax);
+  CHECK(nccl::to_nccl_op(ReduceOp::PRODUCT, DType::Bool) == ncclMin);
+  CHECK(nccl::to_nccl_op(ReduceOp::SUM, DType::UInt8) == ncclSum);
+  // NCCL has no int16: reductions refuse it, naming the dtype and what to
+  // do; the collectives that only copy carry its bytes.
+  CHECK_THROWS_WITH_AS(nccl::to_nccl_type(DType::Int16),
+                       doctest::Contains("NCCL has no int16 type"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nccl::to_nccl_type(DType::Int16), doctest::Contains("convert the tensor to int32"),
+                       std::invalid_argument);
+  const auto moved = nccl::carried(DType::Int16, 5);
+  CHECK(moved.type == ncclUint8);
+  CHECK(moved.count == 10);
+  for (DType d : kAllDTypes) {
+    if (d == DType::Int16) continue;
+    CAPTURE(dtype_name(d));
+    CHECK(nccl::carried(d, 5).type == nccl::to_nccl_type(d));
+    CHECK(nccl::carried(d, 5).count == 5);
+  }
+}
+
 TEST_CASE("an ncclUniqueId survives the store's string, and a wrong-length value is refused") {
   ncclUniqueId id{};
   for (std::size_t i = 0; i < sizeof(id.internal); ++i) id.internal[i] = static_cast<char>(i * 7);

@@ -3,7 +3,9 @@
 // applies, sizes from 0 to 256 M elements, and slices that start off a
 // 16-byte boundary (the kernels' scalar head/tail and unaligned paths).
 // Inputs are small integers (quarters for floats), so every sum, product,
-// minimum and quotient is exact and the results must match bit for bit.
+// minimum and quotient is exact, except bfloat16's products and float16's
+// and bfloat16's quotients, which both sides round to nearest even: the
+// results must match bit for bit.
 //
 // Up to a few million elements every element is compared. At 256 M (2 GiB of
 // float64: offsets past 2^31 bytes) the inputs repeat with periods of 65537
@@ -19,6 +21,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -45,7 +49,7 @@ Tensor pattern(DType dtype, std::size_t n, std::uint64_t which) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t h = (i + 1 + which * 0x9E3779B97F4A7C15ull) * 0x2545F4914F6CDD1Dull;
       const auto v = static_cast<std::int64_t>((h >> 33) % 201) - 100;
-      if constexpr (std::is_floating_point_v<T>) out[i] = static_cast<T>(v) / 4;
+      if constexpr (is_floating_type_v<T>) out[i] = static_cast<T>(static_cast<double>(v) / 4);
       else out[i] = static_cast<T>(v);
     }
   });
@@ -223,13 +227,34 @@ TEST_CASE("every op and dtype at 256 M elements, checked on samples") {
 }
 
 TEST_CASE("AVG reduces as SUM, as on the host") {
-  check_reduce(DType::Float32, ReduceOp::AVG, 1001);
-  check_reduce(DType::Float64, ReduceOp::AVG, 1001);
+  for (DType dtype : kAllDTypes)
+    if (is_floating(dtype)) check_reduce(dtype, ReduceOp::AVG, 1001);
+}
+
+TEST_CASE("MIN and MAX propagate nan from either side, as the host does") {
+  for (DType dtype : kAllDTypes) {
+    if (!is_floating(dtype)) continue;
+    CAPTURE(dtype_name(dtype));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const Tensor a = Tensor::of({nan, 1.0, 2.0, -0.0}, dtype), b = Tensor::of({1.0, nan, 3.0, 0.0}, dtype);
+    for (ReduceOp op : {ReduceOp::MIN, ReduceOp::MAX}) {
+      Tensor expected = a;
+      reduce_host(dtype, op, expected.bytes().data(), b.bytes().data(), 4);
+      DeviceTensor acc = DeviceTensor::upload(a, 0, kWait);
+      const DeviceTensor in = DeviceTensor::upload(b, 0, kWait);
+      nccl::reduce_on_device(dtype, op, acc.data(), in.data(), 4, cudaStreamPerThread);
+      sync_device();
+      const Tensor got = acc.download(kWait);
+      CHECK(std::isnan(got.item_as_double(0)));
+      CHECK(std::isnan(got.item_as_double(1)));
+      CHECK(got.same_values(expected));
+    }
+  }
 }
 
 TEST_CASE("divide at 256 M elements, checked on samples") {
   const std::vector<std::size_t> at = sample_indices(kHuge);
-  for (DType dtype : {DType::Float32, DType::Float64})
+  for (DType dtype : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
     for (int world : {1, 3, 8}) {
       CAPTURE(dtype_name(dtype));
       CAPTURE(world);
@@ -243,7 +268,7 @@ TEST_CASE("divide at 256 M elements, checked on samples") {
 }
 
 TEST_CASE("divide (AVG's last step) matches divide_host") {
-  for (DType dtype : {DType::Float32, DType::Float64})
+  for (DType dtype : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64})
     for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4099},
                           (std::size_t{1} << 20) + 3})
       for (int world : {1, 3, 8}) {

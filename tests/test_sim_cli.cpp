@@ -5,6 +5,7 @@
 // calibrated model file is read back.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -422,4 +423,77 @@ TEST_CASE("--calibrate says up front how long it takes and shows progress") {
   CHECK(has(run.output, "s left"));
   std::filesystem::remove(out);
   std::filesystem::remove(model);
+}
+
+namespace {
+// The rows of `sim ... --compare-values`: element, one value per algorithm,
+// then exact and once.
+std::vector<std::vector<double>> value_rows(const std::string& output) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::vector<double> row;
+    double v;
+    while (fields >> v) row.push_back(v);
+    if (row.size() >= 4 && fields.eof()) rows.push_back(row);
+  }
+  return rows;
+}
+}  // namespace
+
+TEST_CASE("--compare-values: where float16 and bfloat16 rounding makes algorithms disagree") {
+  // bfloat16 on 4 ranks: every hop rounds to 8 bits, so the order of the
+  // adds shows; the example.
+  const auto bf16 = run_ringlab("sim all_reduce --compare-values --dtype bfloat16 --ranks 4 --count 16");
+  CAPTURE(bf16.output);
+  REQUIRE(bf16.status == 0);
+  CHECK(has(bf16.output, "ring   reduce_broadcast recursive_doubling"));
+  const auto rows = value_rows(bf16.output);
+  REQUIRE(rows.size() >= 2);
+  bool ring_vs_doubling = false;
+  for (const auto& row : rows) {
+    const double exact = row[row.size() - 2];
+    // 3 adds, each off by at most 2^-8 of a partial sum no larger than the whole.
+    for (std::size_t a = 1; a + 2 < row.size(); ++a) CHECK(std::abs(row[a] - exact) <= 3 * exact * 0x1p-8);
+    ring_vs_doubling = ring_vs_doubling || row[1] != row[3];
+  }
+  CHECK(ring_vs_doubling);
+  // One add on 2 ranks: every algorithm rounds once, to the same value.
+  const auto two = run_ringlab("sim all_reduce --compare-values --dtype float16 --ranks 2 --count 16");
+  CAPTURE(two.output);
+  CHECK(has(two.output, "0 of 16 elements differ between algorithms"));
+  CHECK(has(two.output, "ring: 0 of 16 elements are not the exact sum rounded once"));
+  // float64 and int32 hold every sum here exactly.
+  for (const std::string command : {"sim all_reduce --compare-values --ranks 8 --count 16 --dtype float64",
+                                    "sim all_reduce --compare-values --ranks 8 --count 16 --dtype int32"}) {
+    const auto exact = run_ringlab(command);
+    CAPTURE(exact.output);
+    CHECK(has(exact.output, "0 of 16 elements differ between algorithms"));
+  }
+  const auto reduce = run_ringlab("sim reduce --compare-values --dtype bfloat16 --ranks 5 --root 2");
+  CAPTURE(reduce.output);
+  CHECK(has(reduce.output, "rank 2's result of each algorithm"));
+  CHECK(has(reduce.output, "gloo_ring"));
+  const auto refused = run_ringlab("sim broadcast --compare-values --dtype bfloat16");
+  CHECK(refused.status != 0);
+  CHECK(has(refused.output, "--compare-values compares what reducing collectives add up"));
+  const auto max = run_ringlab("sim all_reduce --compare-values --redop max --dtype bfloat16");
+  CHECK(max.status != 0);
+  CHECK(has(max.output, "--compare-values compares sums: use --redop sum or avg"));
+}
+
+TEST_CASE("the steps show every buffer in the --dtype given") {
+  const auto half = run_ringlab("sim all_reduce --algo ring --ranks 4 --count 2 --dtype float16");
+  CAPTURE(half.output);
+  CHECK(has(half.output, "2 x float16 per rank (4 bytes)"));
+  CHECK(has(half.output, "Rank 0 has data tensor([16., 20.], dtype=torch.float16)"));
+  const auto bytes = run_ringlab("sim reduce --ranks 4 --count 2 --dtype uint8 --root 3");
+  CAPTURE(bytes.output);
+  CHECK(has(bytes.output, "Rank 3 has data tensor([16, 20], dtype=torch.uint8)"));
+  // int8's sum over 16 ranks wraps, as torch's does: 1 + 3 + ... + 31 = 256 is 0.
+  const auto wraps = run_ringlab("sim all_reduce --ranks 16 --count 1 --dtype int8 --steps");
+  CAPTURE(wraps.output);
+  CHECK(has(wraps.output, "Rank 0 has data tensor([0], dtype=torch.int8)"));
 }

@@ -54,14 +54,37 @@ TEST_CASE("parse_dtype accepts PyTorch's names and aliases") {
   CHECK(ringlab::parse_dtype("torch.float64") == DType::Float64);
 }
 
+TEST_CASE("parse_dtype knows every dtype of the table by PyTorch's names") {
+  CHECK(ringlab::parse_dtype("bool") == DType::Bool);
+  CHECK(ringlab::parse_dtype("uint8") == DType::UInt8);
+  CHECK(ringlab::parse_dtype("int8") == DType::Int8);
+  CHECK(ringlab::parse_dtype("int16") == DType::Int16);
+  CHECK(ringlab::parse_dtype("short") == DType::Int16);
+  CHECK(ringlab::parse_dtype("torch.float16") == DType::Float16);
+  CHECK(ringlab::parse_dtype("half") == DType::Float16);
+  CHECK(ringlab::parse_dtype("bfloat16") == DType::BFloat16);
+  for (DType d : ringlab::kAllDTypes) {
+    CAPTURE(ringlab::dtype_name(d));
+    CHECK(ringlab::parse_dtype(ringlab::dtype_name(d)) == d);
+    CHECK(ringlab::parse_dtype(ringlab::torch_dtype(d)) == d);
+  }
+  // torch's sizes: torch.tensor([], dtype=d).element_size()
+  CHECK(ringlab::element_size(DType::Bool) == 1);
+  CHECK(ringlab::element_size(DType::UInt8) == 1);
+  CHECK(ringlab::element_size(DType::Int16) == 2);
+  CHECK(ringlab::element_size(DType::Float16) == 2);
+  CHECK(ringlab::element_size(DType::BFloat16) == 2);
+}
+
 TEST_CASE("parse_dtype rejects unknown names, naming the bad value and the valid ones") {
-  CHECK_THROWS_AS(ringlab::parse_dtype("int8"), std::invalid_argument);
+  CHECK_THROWS_AS(ringlab::parse_dtype("uint16"), std::invalid_argument);
   CHECK_THROWS_AS(ringlab::parse_dtype(""), std::invalid_argument);
   CHECK_THROWS_AS(ringlab::parse_dtype("Float32"), std::invalid_argument);
   CHECK_THROWS_AS(ringlab::parse_dtype("torch."), std::invalid_argument);
-  const std::string msg = error_message([] { ringlab::parse_dtype("bfloat16"); });
-  CHECK(msg.find("'bfloat16'") != std::string::npos);
-  for (const char* valid : {"int32", "int64", "float32", "float64", "long", "double"}) {
+  const std::string msg = error_message([] { ringlab::parse_dtype("complex64"); });
+  CHECK(msg.find("'complex64'") != std::string::npos);
+  for (const char* valid : {"bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                            "bfloat16", "float32", "float64", "long", "double", "half"}) {
     CHECK(msg.find(valid) != std::string::npos);
   }
 }

@@ -48,8 +48,11 @@ RankBody record_outcome(std::vector<RankOutcome>& outcomes, const RankBody& body
 }
 
 Buffer Memory::holding(const std::vector<int>& values) {
-  Buffer buffer = t_.allocate(values.size() * sizeof(int));
-  const auto bytes = std::as_bytes(std::span(values));
+  return holding_bytes(std::as_bytes(std::span(values)));
+}
+
+Buffer Memory::holding_bytes(ConstBytes bytes) {
+  Buffer buffer = t_.allocate(bytes.size());
   if (binding_.to_transport)
     binding_.to_transport(t_, buffer.span(), bytes);
   else if (!bytes.empty())
@@ -58,13 +61,19 @@ Buffer Memory::holding(const std::vector<int>& values) {
 }
 
 std::vector<int> Memory::read(const Buffer& buffer) {
-  std::vector<int> values(buffer.size / sizeof(int));
-  const auto bytes = std::as_writable_bytes(std::span(values));
+  const std::vector<std::byte> bytes = read_bytes(buffer);
+  std::vector<int> values(bytes.size() / sizeof(int));
+  if (!bytes.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(int));
+  return values;
+}
+
+std::vector<std::byte> Memory::read_bytes(const Buffer& buffer) {
+  std::vector<std::byte> bytes(buffer.size);
   if (binding_.to_host)
     binding_.to_host(t_, bytes, buffer.span());
   else if (!bytes.empty())
     std::memcpy(bytes.data(), buffer.span().data(), bytes.size());
-  return values;
+  return bytes;
 }
 
 void Memory::send(int dst, Tag tag, const std::vector<int>& values) {

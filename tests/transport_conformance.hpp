@@ -75,9 +75,11 @@ class Memory {
   Memory(const Binding& binding, Transport& t) : binding_(binding), t_(t) {}
 
   Buffer holding(const std::vector<int>& values);
+  Buffer holding_bytes(ConstBytes bytes);
   // n ints, each -1.
   Buffer blank(std::size_t n) { return holding(std::vector<int>(n, -1)); }
   std::vector<int> read(const Buffer& buffer);
+  std::vector<std::byte> read_bytes(const Buffer& buffer);
 
   // Blocking send of values; blocking receive of n ints.
   void send(int dst, Tag tag, const std::vector<int>& values);

@@ -126,7 +126,7 @@ void add_bench_command(CLI::App& app) {
                   "process; loopback: of connections)")
       ->check(CLI::Range(1, 1024));
   sub->add_option("--sizes", cmd->sizes, "MIN:MAX bytes, doubling (e.g. 4K:64M)");
-  sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
+  sub->add_option("--dtype", cmd->dtype, "element type: " + dtype_choices());
   sub->add_option("--redop", cmd->redop, "sum, avg, min, max");
   sub->add_option("--root", cmd->options.root, "root of rooted ops");
   sub->add_option("--warmup", cmd->options.warmup, "untimed runs per size")

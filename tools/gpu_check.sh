@@ -96,6 +96,9 @@ step run_nproc_2_lesson_all_reduce 60 gpu \
 step bench_native 90 gpu "$r bench --backend nccl --native -n 1 --op all_reduce --sizes 4K:256M \
   --warmup 2 --iters 10 && $r bench --backend nccl --native -n 2 --op all_reduce --sizes 4K:64M \
   --warmup 1 --iters 5"
+step bench_native_half 90 gpu "for d in float32 float16 bfloat16; do \
+  $r bench --backend nccl --native -n 1 --op all_reduce --sizes 1M:256M --dtype \$d \
+  --warmup 2 --iters 10 || exit 1; done"
 step lesson_support 90 gpu "$r lesson support"
 step training_lessons_one_gpu_debug_warn 90 gpu "for l in ddp_grad_average train horovod; do \
   echo \"# lesson \$l\"; NCCL_DEBUG=WARN $r lesson \$l --backend nccl || exit 1; done"

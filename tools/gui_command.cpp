@@ -27,6 +27,7 @@ namespace {
 struct GuiCommand {
   std::string scenario = "ring_allreduce";
   int ranks = 0;   // 0: the scenario's default
+  std::optional<DType> dtype;  // --dtype: the collectives' element type
   int step = 0;    // frame index: 0 is "before step 1"
   int rank = -1;   // the rank shown in detail (-1: the one the step follows)
   std::string trace;        // a real run's trace: its walkthroughs
@@ -90,8 +91,22 @@ GuiState real_run_state(const GuiCommand& cmd) {
   return make_state(settings, std::move(acts));
 }
 
+// A scenario's walkthrough, its collectives in --dtype where one is given.
+GuiState scenario_state(const GuiCommand& cmd) {
+  Settings settings = scenario_settings(cmd.scenario, cmd.ranks);
+  if (cmd.dtype && (is_training_step(settings.primitive) || settings.primitive == kParameterServer))
+    throw std::invalid_argument("--dtype: " + cmd.scenario +
+                                " keeps its float32 (gradients, parameters); --dtype is for the "
+                                "collectives' walkthroughs");
+  settings.dtype = cmd.dtype;
+  return make_state(settings);
+}
+
 void run_gui_command(const GuiCommand& cmd) {
-  GuiState state = cmd.trace.empty() ? make_state(cmd.scenario, cmd.ranks) : real_run_state(cmd);
+  if (cmd.dtype && !cmd.trace.empty())
+    throw std::invalid_argument("--dtype: a real run's walkthroughs (--trace) keep the dtype "
+                                "they ran in");
+  GuiState state = cmd.trace.empty() ? scenario_state(cmd) : real_run_state(cmd);
   const std::string shown = cmd.trace.empty() ? cmd.scenario : cmd.trace;
   if (cmd.step < 0 || cmd.step >= frame_count(state))
     throw std::invalid_argument("--step " + std::to_string(cmd.step) + " is not a frame of " +
@@ -130,6 +145,11 @@ void add_gui_command(CLI::App& app) {
       ->check(CLI::IsMember(scenario_names()));
   auto* ranks = gui->add_option("--ranks,-n", cmd->ranks, "world size (default: the scenario's)")
       ->check(CLI::Range(kMinRanks, kMaxRanks));
+  gui->add_option_function<std::string>(
+         "--dtype", [cmd](const std::string& name) { cmd->dtype = parse_dtype(name); },
+         "the collectives' element type (default: the articles' int64; float32 for avg): " +
+             dtype_choices())
+      ->type_name("DTYPE");
   gui->add_option("--step", cmd->step, "frame to show first (0: before step 1)")
       ->check(cli::whole_number(0, cli::kMaxInt, "a step number"));
   gui->add_option("--rank", cmd->rank,

@@ -32,7 +32,7 @@ struct LessonCommand {
   bool article = false;  // --article: beside the article's page
   lessons::RunOptions options;
   int timeout_ms = static_cast<int>(kDefaultTimeout.count());
-  std::vector<std::string> algorithms;  // "collective=name"
+  std::vector<std::string> algorithms;          // "collective=name"
   std::optional<backends::TraceSession> trace;  // --trace FILE
 };
 
@@ -108,7 +108,8 @@ void check_article_options(const lessons::Lesson& lesson, const LessonCommand& c
   if (cmd.trace)
     throw std::invalid_argument(why + "which it runs itself: leave out --trace, or --article");
   if (backends::launched_world_size() > 0)
-    throw std::invalid_argument(why + "which it runs itself: run it outside ringlab run or "
+    throw std::invalid_argument(why +
+                                "which it runs itself: run it outside ringlab run or "
                                 "torchrun");
 }
 
@@ -117,8 +118,9 @@ void check_article_options(const lessons::Lesson& lesson, const LessonCommand& c
 // for a lesson whose article shows no output, the run, then why.
 void run_article_command(LessonCommand& cmd) {
   if (cmd.name.empty())
-    throw std::invalid_argument("name the lesson to set beside its article, e.g. ringlab lesson "
-                                "pingpong --article");
+    throw std::invalid_argument(
+        "name the lesson to set beside its article, e.g. ringlab lesson "
+        "pingpong --article");
   apply_common(cmd);
   const lessons::Lesson& lesson = lessons::find_lesson(cmd.name);
   const lessons::ArticlePage* page = lessons::article_page(lesson.name);
@@ -152,6 +154,37 @@ void run_tour_here(const lessons::RunOptions& options, const std::string& from) 
     lessons::run_tour(options, from);
 }
 
+// The options of the training lessons (train, ddp_checkpoint, horovod,
+// train_elastic).
+void add_training_options(CLI::App& lesson, lessons::LessonArgs& args) {
+  lesson.add_option("--lr", args.lr, "training lessons: the learning rate")
+      ->check(real_number(0, 1000, "a learning rate"));
+  lesson.add_option("--steps", args.steps, "train: steps (default 3); horovod: epochs (default 3)")
+      ->check(CLI::Range(1, 100000));
+  lesson.add_option("--checkpoint", args.checkpoint,
+                    "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
+                    "every epoch here and resume from it (default checkpoint.pt)");
+  lesson.add_option("--checkpoint-dir", args.checkpoint_dir,
+                    "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: "
+                    "ringlab-runs/horovod in the current folder)");
+  lesson.add_option("--max-epoch", args.max_epoch, "train_elastic: epochs (default 100)")
+      ->check(CLI::Range(1, 1000000));
+  lesson
+      .add_option("--epoch-seconds", args.epoch_seconds,
+                  "train_elastic: pause before each epoch, as the article's sleep(1), so that a "
+                  "node can join mid-run (default 0)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI11's own range check would print the bounds as 0.000000.
+            char* end = nullptr;
+            const double seconds = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
+              return "'" + text + "' is not allowed: give a number of seconds from 0 to 3600";
+            return "";
+          },
+          "SECONDS"));
+}
+
 }  // namespace
 
 void add_lesson_commands(CLI::App& app) {
@@ -165,36 +198,14 @@ void add_lesson_commands(CLI::App& app) {
       ->add_option("--root", cmd->options.args.root,
                    "src or dst rank of a lesson that has one (default: the article's)")
       ->check(CLI::Range(0, 1023));
-  lesson->add_option("--lr", cmd->options.args.lr, "training lessons: the learning rate")
-      ->check(real_number(0, 1000, "a learning rate"));
   lesson
-      ->add_option("--steps", cmd->options.args.steps,
-                   "train: steps (default 3); horovod: epochs (default 3)")
-      ->check(CLI::Range(1, 100000));
-  lesson->add_option("--checkpoint", cmd->options.args.checkpoint,
-                     "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
-                     "every epoch here and resume from it (default checkpoint.pt)");
-  lesson->add_option("--checkpoint-dir", cmd->options.args.checkpoint_dir,
-                     "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: "
-                     "ringlab-runs/horovod in the current folder)");
-  lesson
-      ->add_option("--max-epoch", cmd->options.args.max_epoch,
-                   "train_elastic: epochs (default 100)")
-      ->check(CLI::Range(1, 1000000));
-  lesson
-      ->add_option("--epoch-seconds", cmd->options.args.epoch_seconds,
-                   "train_elastic: pause before each epoch, as the article's sleep(1), so that a "
-                   "node can join mid-run (default 0)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            // CLI11's own range check would print the bounds as 0.000000.
-            char* end = nullptr;
-            const double seconds = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
-              return "'" + text + "' is not allowed: give a number of seconds from 0 to 3600";
-            return "";
-          },
-          "SECONDS"));
+      ->add_option_function<std::string>(
+          "--dtype",
+          [cmd](const std::string& name) { cmd->options.args.dtype = parse_dtype(name); },
+          "seed 001's lessons: their tensors in this dtype (" + dtype_choices() +
+              "), as the article's program with dtype=torch.DTYPE prints them")
+      ->type_name("DTYPE");
+  add_training_options(*lesson, cmd->options.args);
   add_common_options(*lesson, *cmd);
   add_trace_option(*lesson, cmd->trace);
   lesson->callback([cmd] {

@@ -33,6 +33,7 @@
 #include "tools/run_printer.hpp"
 #include "tools/sim_calibrate.hpp"
 #include "tools/sim_compare.hpp"
+#include "tools/sim_values.hpp"
 #include "tools/sim_ddp.hpp"
 
 namespace ringlab::cli {
@@ -64,6 +65,7 @@ struct SimCommand {
   bool calibrate = false;
   CalibrateOptions calibration;
   bool compare = false;
+  bool compare_values = false;
   std::string sizes = "1K:256M";
   bool bench = false;
   std::string trace;
@@ -365,6 +367,7 @@ void run_collective(const SimCommand& c, Collective collective, const CostModel&
     s.algorithm.clear();
     return run_compare(s, c.sizes, path, model);
   }
+  if (c.compare_values) return run_compare_values(s);
   check_recorded_options(c, s, path);
   const bool small =
       s.ranks <= 16 && s.count * collective_info(collective).size_blocks(s.ranks) <= 64;
@@ -411,6 +414,18 @@ void run_sim_command(SimCommand& c) {
   run_collective(c, parse_collective(c.op), model_of(c));
 }
 
+// The options of `ringlab sim parameter_server`.
+void add_parameter_server_options(CLI::App& sub, PsScenario& ps) {
+  sub.add_option("--servers", ps.servers, "parameter_server: servers");
+  sub.add_option("--workers", ps.workers, "parameter_server: workers");
+  sub.add_option("--keys", ps.keys, "parameter_server: length of the parameter vector");
+  sub.add_option("--push", ps.push_per_worker, "parameter_server: keys each worker pushes");
+  sub.add_option("--pull", ps.pull_per_worker, "parameter_server: keys each worker pulls");
+  sub.add_option("--iterations", ps.iterations, "parameter_server: push/pull rounds");
+  sub.add_option("--lr", ps.learning_rate, "parameter_server: learning rate");
+  sub.add_option("--seed", ps.seed, "parameter_server: which keys are picked");
+}
+
 }  // namespace
 
 void add_sim_command(CLI::App& app) {
@@ -428,7 +443,7 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--bytes", cmd->bytes,
                   "size as nccl-tests counts it (list ops: the whole buffer), e.g. 4M");
   sub->add_option("--count", cmd->count, "elements per rank instead of --bytes (default 4)");
-  sub->add_option("--dtype", cmd->dtype, "float32, float64, int32, int64");
+  sub->add_option("--dtype", cmd->dtype, "element type: " + dtype_choices());
   sub->add_option("--redop", cmd->redop, "sum, avg, prod, min, max, band, bor, bxor");
   sub->add_option("--root", cmd->root, "root of rooted ops");
   sub->add_option("--topology", cmd->topology,
@@ -465,6 +480,11 @@ void add_sim_command(CLI::App& app) {
                 "every algorithm of the op side by side across --sizes, on the --topology given "
                 "(e.g. --compare --topology ring)");
   sub->add_option("--sizes", cmd->sizes, "--compare: MIN:MAX bytes, x4 apart (default 1K:256M)");
+  sub->add_flag("--compare-values", cmd->compare_values,
+                "every algorithm of a reducing op on the same inputs: where their results differ "
+                "(float16, bfloat16: each hop rounds), the element, each one's value and the exact "
+                "sum")
+      ->excludes("--compare");
   sub->add_flag("--bench", cmd->bench, "time the simulation and report peak memory");
   sub->add_option("--trace", cmd->trace, "write a Chrome trace JSON (Perfetto, chrome://tracing)")
       ->check(file_to_write("trace file"));
@@ -481,14 +501,7 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--save", cmd->calibration.save,
                   "--calibrate: where to write the model (default cost-model.json)")
       ->check(file_to_write("cost model file"));
-  sub->add_option("--servers", cmd->ps.servers, "parameter_server: servers");
-  sub->add_option("--workers", cmd->ps.workers, "parameter_server: workers");
-  sub->add_option("--keys", cmd->ps.keys, "parameter_server: length of the parameter vector");
-  sub->add_option("--push", cmd->ps.push_per_worker, "parameter_server: keys each worker pushes");
-  sub->add_option("--pull", cmd->ps.pull_per_worker, "parameter_server: keys each worker pulls");
-  sub->add_option("--iterations", cmd->ps.iterations, "parameter_server: push/pull rounds");
-  sub->add_option("--lr", cmd->ps.learning_rate, "parameter_server: learning rate");
-  sub->add_option("--seed", cmd->ps.seed, "parameter_server: which keys are picked");
+  add_parameter_server_options(*sub, cmd->ps);
   add_ddp_sim_options(*sub, cmd->ddp);
   sub->callback([cmd] { run_sim_command(*cmd); });
 }

@@ -12,7 +12,9 @@ their own. Choosing algorithms:
     dist.init_process_group("ringlab", pg_options=ringlab.torch.Options(
         algorithms={"all_reduce": "ring"}))
 
-Rank 0 says on stderr which algorithm each collective ran. RINGLAB_TRACE=DIR
+With RINGLAB_SHOW_ALGORITHMS=1 (or torch's TORCH_DISTRIBUTED_DEBUG=INFO),
+rank 0 says on stderr which algorithm each collective ran and why.
+RINGLAB_TRACE=DIR
 writes a Perfetto trace of the default group to DIR/trace.json (each rank
 writes DIR/rank<r>.json when the program ends, and the last one to write
 merges them); under `ringlab run --trace FILE` the ranks' files go to the
@@ -30,8 +32,13 @@ returns after Python has dropped it, and a pybind11 trampoline cannot reach
 a Python override whose object is gone: torch 1.13 then waits in
 c10d::Work::wait for a completion nobody signals. A Work made by
 _create_work_from_future lives in C++ whole. Collectives therefore finish
-before they return (their futures are complete); isend/irecv finish later,
-and a thread per group completes their futures (docs/pytorch.md).
+before they return (their futures are complete). isend/irecv finish later: a
+thread per group completes them, and they return a Work written in Python
+(_P2PWork), whose wait() raises their errors, which a future-made Work does
+not on torch 1.13 (docs/pytorch.md).
+
+A script that forgets `import ringlab.torch` gets torch's own
+"Invalid backend: 'ringlab'": the import registers the backend.
 """
 
 import atexit
@@ -39,23 +46,16 @@ import datetime
 import inspect
 import os
 import sys
-import threading
-import time
 import weakref
 
 import torch
 import torch.distributed as dist
 
 from . import _ringlab
+from ._p2p import _ANY_SOURCE, _Progress
+from ._tensors import _Staging
 
 BACKEND_NAME = "ringlab"
-
-_DTYPES = {
-    torch.float32: "float32",
-    torch.float64: "float64",
-    torch.int32: "int32",
-    torch.int64: "int64",
-}
 
 
 class Options:
@@ -140,27 +140,6 @@ class StoreAdapter:
         return self._store.num_keys()
 
 
-def _buf(tensor, what):
-    """(address, elements, dtype) of a tensor ringlab can work on in place."""
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"ringlab backend: {what} is a {type(tensor).__name__}, not a tensor")
-    if tensor.device.type != "cpu":
-        raise ValueError(f"ringlab backend: {what} is on {tensor.device}: ringlab's "
-                         "collectives run on the CPU; move it there with .cpu()")
-    if tensor.dtype not in _DTYPES:
-        raise TypeError(f"ringlab backend: {what} holds {tensor.dtype}: ringlab's collectives "
-                        "take float32, float64, int32 and int64 tensors")
-    if not tensor.is_contiguous():
-        raise ValueError(f"ringlab backend: {what} is not contiguous: ringlab works in place on "
-                         "a tensor's memory, so pass a contiguous one (tensor.contiguous(), and "
-                         "copy the result back)")
-    return (tensor.data_ptr(), tensor.numel(), _DTYPES[tensor.dtype])
-
-
-def _bufs(tensors, what):
-    return [_buf(t, f"{what}[{i}]") for i, t in enumerate(tensors)]
-
-
 def _op_name(op):
     names = [("SUM", "sum"), ("PRODUCT", "product"), ("MIN", "min"), ("MAX", "max"),
              ("BAND", "band"), ("BOR", "bor"), ("BXOR", "bxor"), ("AVG", "avg")]
@@ -169,6 +148,18 @@ def _op_name(op):
             return name
     raise ValueError(f"ringlab backend: reduce op {op} is not one ringlab has: use SUM, "
                      "PRODUCT, MIN, MAX, AVG, BAND, BOR or BXOR")
+
+
+def _single(tensors, call):
+    """The one tensor of a call. torch's *_multigpu functions pass a list,
+    one tensor per GPU, which Gloo also takes on the CPU: all_reduce sums
+    them all into each, broadcast copies the root's first into each, reduce
+    refuses them. ringlab runs one tensor per process."""
+    if len(tensors) != 1:
+        raise ValueError(f"ringlab backend: {call} got {len(tensors)} tensors in one call (a "
+                         "*_multigpu function): ringlab takes one tensor per process; call it "
+                         "once per tensor, or add the tensors up first")
+    return tensors
 
 
 def _make_work_from_future():
@@ -188,90 +179,6 @@ def _completed(result):
     return _work_from_future(future)
 
 
-class _Progress:
-    """Completes the futures of one group's isend/irecv. A thread started at
-    the first one polls them: is_completed() moves the transport one step
-    without blocking, so a receive waiting for a message that comes only
-    after a later send never holds up that send's future."""
-
-    def __init__(self, timeout_ms):
-        self._timeout_s = timeout_ms / 1000.0
-        self._pending = []
-        self._changed = threading.Condition()
-        self._thread = None
-        self._stopping = False
-
-    def stop(self):
-        """Ends the thread, at the program's end (atexit, while the
-        interpreter is whole). A daemon thread still inside a call that let
-        go of the GIL when the interpreter finalizes is ended by CPython with
-        pthread_exit on its way back, which unwinds through pybind11's
-        noexcept GIL guard: std::terminate, SIGABRT, after the program's
-        work was done (2 runs in 16 of torchrun_python)."""
-        with self._changed:
-            self._stopping = True
-            self._changed.notify()
-            thread = self._thread
-        if thread is not None:
-            thread.join(min(self._timeout_s, 10.0))
-
-    def add(self, work, tensors):
-        """tensors: the operation's; their storages are kept too until it
-        finishes (_storages)."""
-        future = torch.futures.Future()
-        item = (work, future, tensors, _storages(tensors), time.monotonic() + self._timeout_s)
-        with self._changed:
-            self._pending.append(item)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="ringlab-p2p",
-                                                daemon=True)
-                self._thread.start()
-            self._changed.notify()
-        return _work_from_future(future)
-
-    def _run(self):
-        pause = 0.0001
-        while True:
-            with self._changed:
-                while not self._pending and not self._stopping:
-                    self._changed.wait()
-                if self._stopping:
-                    return
-                pending = list(self._pending)
-            finished = [item for item in pending if self._settle(*item)]
-            with self._changed:
-                for item in finished:
-                    self._pending.remove(item)
-            pause = 0.0001 if finished else min(pause * 2, 0.002)
-            if not finished:
-                time.sleep(pause)
-
-    @staticmethod
-    def _settle(work, future, tensors, storages, deadline):  # noqa: ARG004 - kept alive
-        """True once the future has its result or its error."""
-        try:
-            if not work.is_completed():
-                if time.monotonic() < deadline:
-                    return False
-                work.wait(1)  # raises the transport's timeout error, naming the ranks
-            work.wait(1)  # raises the operation's error, if any
-        except Exception as error:  # noqa: BLE001 - handed to whoever waits
-            future.set_exception(error)
-            return True
-        future.set_result(tensors)
-        return True
-
-
-def _storages(tensors):
-    """The storages under the tensors. A pending isend or irecv reads or
-    writes a tensor's memory after it returns, and a caller may drop that
-    memory while the tensor object lives on (tensor.set_(), tensor.data =
-    ...): the send then read freed memory and the receive wrote into another
-    tensor's (Gloo does the same). Holding the storage keeps the memory."""
-    take = "untyped_storage" if hasattr(torch.Tensor, "untyped_storage") else "_storage"
-    return [getattr(t, take)() for t in tensors]
-
-
 def _init_base(group, store, rank, size):
     try:
         dist.ProcessGroup.__init__(group, rank, size)
@@ -280,14 +187,27 @@ def _init_base(group, store, rank, size):
 
 
 _live_groups = weakref.WeakSet()
-_traced = False  # the first group of a process is the one traced
+_first_group = True  # the first group of a process is the one traced
+
+
+def _announce_asked():
+    """Whether rank 0 says which algorithm each collective runs:
+    RINGLAB_SHOW_ALGORITHMS=1, or torch's own TORCH_DISTRIBUTED_DEBUG=INFO or
+    DETAIL."""
+    mine = os.environ.get("RINGLAB_SHOW_ALGORITHMS", "")
+    if mine not in ("", "0", "1"):
+        raise ValueError(f"RINGLAB_SHOW_ALGORITHMS={mine}: use 1 (say which algorithm each "
+                         "collective runs) or 0")
+    torch_debug = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "").upper()
+    return mine == "1" or torch_debug in ("INFO", "DETAIL")
 
 
 def _settings(options):
     """The Group's options from RINGLAB_ALGORITHMS and the backend's options;
     the first group of the process is the one its trace variables, if any,
-    trace."""
-    global _traced
+    trace, and the one that may say the job is open (once per job: every
+    process makes the default group first)."""
+    global _first_group
     algorithms, sources = {}, {}
     text = os.environ.get("RINGLAB_ALGORITHMS", "")
     for collective, name in parse_algorithms(text).items():
@@ -295,8 +215,9 @@ def _settings(options):
     chosen = getattr(options, "algorithms", None) if options is not None else None
     for collective, name in check_algorithms(chosen or {}, "the backend's options").items():
         algorithms[collective], sources[collective] = name, "the backend's options"
-    settings = {"algorithms": algorithms, "algorithm_sources": sources, "trace": not _traced}
-    _traced = True
+    settings = {"algorithms": algorithms, "algorithm_sources": sources,
+                "trace": _first_group, "first": _first_group, "announce": _announce_asked()}
+    _first_group = False
     return settings
 
 
@@ -309,7 +230,7 @@ class ProcessGroupRinglab(dist.ProcessGroup):
         self._group = _ringlab.Group(StoreAdapter(store), rank, size, timeout_ms,
                                      _settings(options))
         # RINGLAB_TIMEOUT_MS, when set, won over torch's timeout, as in ringlab's programs.
-        self._progress = _Progress(self._group.timeout_ms)
+        self._progress = _Progress(self._group.timeout_ms, rank)
         _live_groups.add(self)
 
     def getBackendName(self):  # noqa: N802 - torch's name
@@ -323,17 +244,22 @@ class ProcessGroupRinglab(dist.ProcessGroup):
 
     # -- collectives: finished when they return --------------------------------
 
-    def broadcast(self, tensors, opts=None):
-        root = opts.rootRank if opts is not None else 0
-        for t in tensors:
-            self._group.broadcast(_buf(t, "broadcast's tensor"), root)
+    def _each(self, tensors, what, run):
+        """run(buf) for each tensor, then the copies written back."""
+        staging = _Staging()
+        bufs = staging.bufs(tensors, what)
+        for buf in bufs:
+            run(buf)
+        staging.finish()
         return _completed(tensors)
 
+    def broadcast(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        return self._each(_single(tensors, "broadcast"), "broadcast's tensor",
+                          lambda buf: self._group.broadcast(buf, root))
+
     def allreduce(self, tensors, opts=None):
-        op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
-        for t in tensors:
-            self._group.all_reduce(_buf(t, "all_reduce's tensor"), op)
-        return _completed(tensors)
+        return self.allreduce_coalesced(_single(tensors, "all_reduce"), opts)
 
     def label_next_collective(self, label):
         """Names the next collective's walkthrough in the trace ("bucket 2");
@@ -341,58 +267,116 @@ class ProcessGroupRinglab(dist.ProcessGroup):
         self._group.label_next_collective(str(label))
 
     def allreduce_coalesced(self, tensors, opts=None):
-        return self.allreduce(tensors, opts)
+        """Each tensor summed on its own, as Gloo's all_reduce_coalesced does."""
+        op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        return self._each(tensors, "all_reduce's tensor",
+                          lambda buf: self._group.all_reduce(buf, op))
 
     def reduce(self, tensors, opts=None):
         op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
         root = opts.rootRank if opts is not None else 0
-        for t in tensors:
-            self._group.reduce(_buf(t, "reduce's tensor"), root, op)
-        return _completed(tensors)
+        return self._each(_single(tensors, "reduce"), "reduce's tensor",
+                          lambda buf: self._group.reduce(buf, root, op))
 
     def allgather(self, output_tensors, input_tensors, opts=None):
-        for outputs, t in zip(output_tensors, input_tensors):
-            self._group.all_gather(_bufs(outputs, "all_gather's tensor_list"),
-                                   _buf(t, "all_gather's tensor"))
+        return self._allgather_lists(output_tensors, _single(input_tensors, "all_gather"))
+
+    def _allgather_lists(self, output_tensors, input_tensors):
+        """An all_gather of input_tensors[j] into output_tensors[j], for each j."""
+        staging = _Staging()
+        calls = [(staging.bufs(outputs, "all_gather's tensor_list", copies=True),
+                  staging.buf(t, "all_gather's tensor", written=False, copies=True))
+                 for outputs, t in zip(output_tensors, input_tensors)]
+        for outputs, t in calls:
+            self._group.all_gather(outputs, t)
+        staging.finish()
         return _completed(output_tensors)
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
-        return self.allgather(output_lists, input_list, opts)
+        """output_lists[r][j] receives rank r's input_list[j] (Gloo's layout):
+        one all_gather per input tensor."""
+        size = self.size()
+        if len(output_lists) != size:
+            raise ValueError(f"ringlab backend: all_gather_coalesced's output_tensor_lists "
+                             f"holds {len(output_lists)} lists and the group has {size} ranks: "
+                             "pass one list per rank, each shaped like input_tensor_list")
+        for rank, outputs in enumerate(output_lists):
+            if len(outputs) != len(input_list):
+                raise ValueError(f"ringlab backend: all_gather_coalesced's "
+                                 f"output_tensor_lists[{rank}] holds {len(outputs)} tensors "
+                                 f"and input_tensor_list {len(input_list)}: each output list "
+                                 "takes one tensor per input tensor")
+        per_input = [[outputs[j] for outputs in output_lists] for j in range(len(input_list))]
+        self._allgather_lists(per_input, list(input_list))
+        return _completed(output_lists)
 
     def _allgather_base(self, output, input, opts=None):  # noqa: A002 - torch's names
-        blocks = list(output.view(-1).chunk(self.size())) if output.numel() else []
-        self._group.all_gather(_bufs(blocks, "all_gather_into_tensor's output"),
-                               _buf(input, "all_gather_into_tensor's input"))
+        size = self.size()
+        if output.numel() != size * input.numel():
+            raise ValueError(f"ringlab backend: all_gather_into_tensor's output holds "
+                             f"{output.numel()} elements and its input {input.numel()}: the "
+                             f"output takes the input of each of the group's {size} ranks, "
+                             f"{size * input.numel()} elements")
+        staging = _Staging()
+        flat = staging.tensor(output, "all_gather_into_tensor's output", copies=True)
+        blocks = list(flat.view(-1).chunk(size)) if flat.numel() else []
+        self._group.all_gather(staging.bufs(blocks, "all_gather_into_tensor's output"),
+                               staging.buf(input, "all_gather_into_tensor's input",
+                                           written=False, copies=True))
+        staging.finish()
         return _completed([output])
 
     def gather(self, output_tensors, input_tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         outputs = output_tensors[0] if output_tensors else []
-        self._group.gather(_buf(input_tensors[0], "gather's tensor"),
-                           _bufs(outputs, "gather's gather_list"), root)
+        staging = _Staging()
+        mine = staging.buf(input_tensors[0], "gather's tensor", written=False)
+        self._group.gather(mine, staging.bufs(outputs, "gather's gather_list", copies=True),
+                           root)
+        staging.finish()
         return _completed(output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         inputs = input_tensors[0] if input_tensors else []
-        self._group.scatter(_buf(output_tensors[0], "scatter's tensor"),
-                            _bufs(inputs, "scatter's scatter_list"), root)
+        staging = _Staging()
+        mine = staging.buf(output_tensors[0], "scatter's tensor")
+        self._group.scatter(mine, staging.bufs(inputs, "scatter's scatter_list", written=False),
+                            root)
+        staging.finish()
         return _completed(output_tensors)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
         op = _op_name(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
-        for output, inputs in zip(output_tensors, input_tensors):
-            self._group.reduce_scatter(_buf(output, "reduce_scatter's output"),
-                                       _bufs(inputs, "reduce_scatter's input_list"), op)
+        staging = _Staging()
+        calls = [(staging.buf(output, "reduce_scatter's output"),
+                  staging.bufs(inputs, "reduce_scatter's input_list", written=False,
+                               copies=True))
+                 for output, inputs in zip(_single(output_tensors, "reduce_scatter"),
+                                           input_tensors)]
+        for output, inputs in calls:
+            self._group.reduce_scatter(output, inputs, op)
+        staging.finish()
         return _completed(output_tensors)
 
     def _reduce_scatter_base(self, output, input, opts=None):  # noqa: A002
-        blocks = list(input.view(-1).chunk(self.size())) if input.numel() else []
+        size = self.size()
+        if input.numel() != size * output.numel():
+            raise ValueError(f"ringlab backend: reduce_scatter_tensor's input holds "
+                             f"{input.numel()} elements and its output {output.numel()}: the "
+                             f"input holds a block for each of the group's {size} ranks, "
+                             f"{size * output.numel()} elements")
+        flat = _Staging().tensor(input, "reduce_scatter_tensor's input", written=False)
+        blocks = list(flat.view(-1).chunk(size)) if flat.numel() else []
         return self.reduce_scatter([output], [blocks], opts)
 
     def alltoall(self, output_tensors, input_tensors, opts=None):
-        self._group.all_to_all(_bufs(output_tensors, "all_to_all's output_tensor_list"),
-                               _bufs(input_tensors, "all_to_all's input_tensor_list"))
+        staging = _Staging()
+        outputs = staging.bufs(output_tensors, "all_to_all's output_tensor_list", copies=True)
+        inputs = staging.bufs(input_tensors, "all_to_all's input_tensor_list", written=False,
+                              copies=True)
+        self._group.all_to_all(outputs, inputs)
+        staging.finish()
         return _completed(output_tensors)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes,  # noqa: A002
@@ -400,10 +384,12 @@ class ProcessGroupRinglab(dist.ProcessGroup):
         def elements(tensor, splits):
             row = tensor[0].numel() if tensor.dim() > 0 and tensor.shape[0] > 0 else 1
             return [s * row for s in splits]
-        self._group.all_to_all_single(_buf(output, "all_to_all_single's output"),
-                                      _buf(input, "all_to_all_single's input"),
-                                      elements(output, output_split_sizes),
+        staging = _Staging()
+        out = staging.buf(output, "all_to_all_single's output")
+        into = staging.buf(input, "all_to_all_single's input", written=False)
+        self._group.all_to_all_single(out, into, elements(output, output_split_sizes),
                                       elements(input, input_split_sizes))
+        staging.finish()
         return _completed([output])
 
     def barrier(self, opts=None):
@@ -413,16 +399,22 @@ class ProcessGroupRinglab(dist.ProcessGroup):
     # -- point to point: finished by the group's progress thread ----------------
 
     def send(self, tensors, dst, tag=0):
-        work = self._group.isend(_buf(tensors[0], "send's tensor"), dst, tag)
-        return self._progress.add(work, tensors)
+        staging = _Staging()
+        work = self._group.isend(staging.buf(tensors[0], "send's tensor", written=False),
+                                 dst, tag)
+        return self._progress.add(work, tensors, staging, f"send to rank {dst} (tag {tag})")
 
     def recv(self, tensors, src, tag=0):
-        work = self._group.irecv(_buf(tensors[0], "recv's tensor"), src, tag)
-        return self._progress.add(work, tensors)
+        staging = _Staging()
+        work = self._group.irecv(staging.buf(tensors[0], "recv's tensor"), src, tag)
+        source = "any rank" if src == _ANY_SOURCE else f"rank {src}"
+        return self._progress.add(work, tensors, staging,
+                                  f"receive from {source} (tag {tag})")
 
     def recv_anysource(self, tensors, tag=0):
-        raise ValueError("ringlab backend: recv needs a src: ringlab's transport matches a "
-                         "message by its source and tag; pass src=")
+        """dist.recv(tensor) without src: the oldest message of this tag from
+        any rank; the Work's _source_rank() says whose it was."""
+        return self.recv(tensors, _ANY_SOURCE, tag)
 
 
 def bucket_hook(state, bucket):

@@ -56,7 +56,8 @@ def env_with(**variables):
     env.pop("PYTHONUNBUFFERED", None)
     env.update({k: str(v) for k, v in variables.items()})
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_USE_AGENT_STORE",
-                 "RINGLAB_ALGORITHMS", "RINGLAB_TRACE", "RINGLAB_TRACE_DIR"):
+                 "RINGLAB_ALGORITHMS", "RINGLAB_TRACE", "RINGLAB_TRACE_DIR",
+                 "RINGLAB_SHOW_ALGORITHMS", "TORCH_DISTRIBUTED_DEBUG"):
         if name not in variables:
             env.pop(name, None)
     return env

@@ -103,7 +103,8 @@ def stranger(host, port, prefix, own_address, seconds, dtype):
     import torch
     import torch.distributed as dist
     from ringlab import _ringlab
-    from ringlab.torch import StoreAdapter, _buf
+    from ringlab._tensors import _Staging
+    from ringlab.torch import StoreAdapter
 
     deadline = time.monotonic() + seconds
     while True:
@@ -144,7 +145,7 @@ def stranger(host, port, prefix, own_address, seconds, dtype):
         group = _ringlab.Group(Steering(store), 0, 2, int(seconds * 1000), {})
         raw.add("store_based_barrier_key:1", 1)  # torch's barrier after a group is made
         data = torch.full((4,), 1337, dtype=getattr(torch, dtype))
-        group.all_reduce(_buf(data, "the stranger's tensor"), "sum")
+        group.all_reduce(_Staging().buf(data, "the stranger's tensor"), "sum")
         print(f"stranger: all_reduce done: {data.tolist()}", flush=True)
     except Exception as error:  # noqa: BLE001 - the test reads what happened
         print(f"stranger: failed: {error}", flush=True)

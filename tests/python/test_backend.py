@@ -2,11 +2,16 @@
 (mp.spawn, init_method tcp://): every collective on the same inputs through a
 ringlab group and a gloo group, compared; where Gloo has no such collective
 (reduce_scatter, all_to_all, all_gather_into_tensor, AVG), a reference computed here from
-every rank's inputs. Then point to point, async work, and bad input.
+every rank's inputs. The narrow dtypes too: uint8, int8 and float16 against
+Gloo (float16 sums whose rounding depends on the order, bit for bit), bool,
+int16 and bfloat16, which Gloo refuses, against torch's own arithmetic, and
+the object collectives, which move uint8 tensors. Then point to point, async
+work, and bad input.
 
     test_backend.py            (PYTHONPATH holds the built package)
 """
 
+import functools
 import sys
 import traceback
 
@@ -76,6 +81,77 @@ def compare_collectives(rank, rl, gl):
          lambda: [torch.zeros(6, dtype=small), inputs(rank, 6, small)])
 
 
+def small(rank, n, dtype):
+    """Values in [-4, 4] ([0, 8] unsigned): every sum, product, min and max of
+    three is exact in every dtype, or wraps alike on both backends."""
+    import torch
+    v = (torch.arange(n) * (rank + 2) - 3 * rank + 1) % 9
+    return (v if dtype in (torch.uint8, torch.bool) else v - 4).to(dtype)
+
+
+def compare_narrow_dtypes(rank, rl, gl):
+    import torch
+    import torch.distributed as dist
+    ops = [dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX]
+    bitwise = [dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR]
+    for dtype in (torch.uint8, torch.int8, torch.float16):
+        for n in (1, 7, 1000):
+            tag = f"{dtype} x {n}"
+            for op in ops + (bitwise if dtype != torch.float16 else []):
+                both(rl, gl, f"all_reduce {op} {tag}",
+                     lambda g, t: dist.all_reduce(t[0], op=op, group=g),
+                     lambda: [small(rank, n, dtype)])
+            both(rl, gl, f"reduce {tag}", lambda g, t: dist.reduce(t[0], dst=1, group=g),
+                 lambda: [small(rank, n, dtype)])
+            both(rl, gl, f"all_gather {tag}", lambda g, t: dist.all_gather(t[1:], t[0], group=g),
+                 lambda: [small(rank, n, dtype)] +
+                 [torch.zeros(n, dtype=dtype) for _ in range(WORLD)])
+    # float16 adds round at every hop: 2048 + 1 is 2048 again, so the sum of
+    # 2048, 1 and 1 is 2048 or 2050 by the order. Gloo's reduce and ringlab's
+    # (its segmented ring) give the same bits on every rank.
+    both(rl, gl, "float16 reduce, order-dependent", lambda g, t: dist.reduce(t[0], dst=0, group=g),
+         lambda: [torch.tensor([2048.0 if j % WORLD == rank else 1.0 for j in range(12)],
+                               dtype=torch.float16)])
+
+
+def refused_by_gloo(rank):
+    """bool, int16 and bfloat16, which torch 1.13's Gloo refuses ("Invalid
+    scalar type"), against torch's arithmetic on every rank's inputs."""
+    import torch
+    import torch.distributed as dist
+    for dtype in (torch.bool, torch.int16, torch.bfloat16):
+        everyone = [small(r, 7, dtype) for r in range(WORLD)]
+        # torch's arithmetic, one rank after another (bool's + and * are or
+        # and and); exact here, so the order does not matter.
+        expected = {dist.ReduceOp.SUM: functools.reduce(torch.add, everyone),
+                    dist.ReduceOp.PRODUCT: functools.reduce(torch.mul, everyone),
+                    dist.ReduceOp.MIN: functools.reduce(torch.minimum, everyone),
+                    dist.ReduceOp.MAX: functools.reduce(torch.maximum, everyone)}
+        for op, want in expected.items():
+            t = small(rank, 7, dtype)
+            dist.all_reduce(t, op=op)
+            check_same(f"all_reduce {op} {dtype}", t, want, True)
+        t = small(rank, 7, dtype)
+        dist.broadcast(t, src=2)
+        check_same(f"broadcast {dtype}", t, small(2, 7, dtype), True)
+    t = torch.tensor([1.0, 2.5], dtype=torch.bfloat16)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    check_same("all_reduce AVG bfloat16", t, torch.tensor([1.0, 2.5], dtype=torch.bfloat16), True)
+
+
+def object_collectives(rank):
+    """torch moves Python objects as uint8 tensors (pickles) and their sizes."""
+    import torch.distributed as dist
+    objects = [{"rank": rank, "text": "x" * rank}, None, None]
+    dist.broadcast_object_list(objects, src=0)
+    if objects[0] != {"rank": 0, "text": ""}:
+        raise AssertionError(f"broadcast_object_list gave {objects}")
+    gathered = [None] * WORLD
+    dist.all_gather_object(gathered, ("rank", rank, [rank] * rank))
+    if gathered != [("rank", r, [r] * r) for r in range(WORLD)]:
+        raise AssertionError(f"all_gather_object gave {gathered}")
+
+
 def compare_with_reference(rank):
     """Collectives torch 1.13's Gloo does not have, against sums in float64."""
     import torch
@@ -135,11 +211,22 @@ def expect_error(kind, text, run):
 def bad_input(rank):
     import torch
     import torch.distributed as dist
-    expect_error(ValueError, "is not contiguous",
-                 lambda: dist.all_reduce(torch.zeros(4, 4).t()))
-    expect_error(TypeError, "holds torch.float16",
-                 lambda: dist.all_reduce(torch.zeros(4, dtype=torch.float16)))
-    expect_error(ValueError, "recv needs a src", lambda: dist.recv(torch.zeros(1)))
+    expect_error(ValueError, "has gaps between its elements",
+                 lambda: dist.all_reduce(torch.zeros(4, 4)[:, 1]))
+    expect_error(ValueError, "its elements share memory",
+                 lambda: dist.all_reduce(torch.zeros(1).expand(4)))
+    expect_error(ValueError, "is a torch.sparse_coo tensor",
+                 lambda: dist.broadcast(torch.zeros(2, 2).to_sparse(), src=0))
+    # (The collectives hand a complex tensor over as view_as_real; send does not.)
+    expect_error(TypeError, "holds torch.complex64, which ringlab's collectives do not carry",
+                 lambda: dist.send(torch.zeros(4, dtype=torch.complex64), dst=(rank + 1) % WORLD))
+    expect_error(ValueError, "avg does not apply to dtype int16",
+                 lambda: dist.all_reduce(torch.zeros(4, dtype=torch.int16),
+                                         op=dist.ReduceOp.AVG))
+    # The same number of elements in another dtype: the ranks are told.
+    expect_error(ValueError, "the ranks disagree on the dtype",
+                 lambda: dist.all_reduce(torch.zeros(2, dtype=torch.float16 if rank == 1
+                                                     else torch.bfloat16)))
     # Different sizes on different ranks: every rank says which ranks disagree.
     expect_error(ValueError, "the ranks disagree on the tensor size",
                  lambda: dist.all_reduce(torch.zeros(2 + (rank == 1))))
@@ -153,6 +240,9 @@ def worker(rank, port):
                                 world_size=WORLD)
         gloo = dist.new_group(backend="gloo")
         compare_collectives(rank, dist.group.WORLD, gloo)
+        compare_narrow_dtypes(rank, dist.group.WORLD, gloo)
+        refused_by_gloo(rank)
+        object_collectives(rank)
         compare_with_reference(rank)
         point_to_point(rank)
         bad_input(rank)

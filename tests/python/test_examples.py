@@ -123,7 +123,8 @@ def spawned(backend, tmp):
     # MASTER_ADDR by number: ddp_tutorial's default is the name localhost,
     # which a machine without /etc/hosts cannot resolve.
     code, out, err = run(program(backend),
-                         env_with(MASTER_ADDR="127.0.0.1", MASTER_PORT=free_port(), TMPDIR=tmp),
+                         env_with(MASTER_ADDR="127.0.0.1", MASTER_PORT=free_port(), TMPDIR=tmp,
+                                  RINGLAB_SHOW_ALGORITHMS=1),
                          timeout=180)
     return code, out, err
 
@@ -131,7 +132,7 @@ def spawned(backend, tmp):
 def under_ringlab_run(tmp, *args):
     world = WORLD.get(NAME, 4)
     command = [RINGLAB, "run", "--nproc-per-node", str(world), "--"] + program("ringlab", *args)
-    return run(command, env_with(TMPDIR=tmp), timeout=180)
+    return run(command, env_with(TMPDIR=tmp, RINGLAB_SHOW_ALGORITHMS=1), timeout=180)
 
 
 def gloo_output(tmp):
@@ -176,7 +177,8 @@ def outputs(tmp):
     launched, run_err = launched_output(tmp)
     said = err + run_err
     if NAME != "p2p" and ("ringlab: " not in said or " runs " not in said):
-        raise AssertionError(f"ringlab did not say which algorithm ran:\n{err}\n{run_err}")
+        raise AssertionError(f"ringlab did not say which algorithm ran (RINGLAB_SHOW_ALGORITHMS=1)"
+                             f":\n{err}\n{run_err}")
     return gloo, mine, launched
 
 

@@ -1,7 +1,10 @@
 """The `ringlab` backend's settings, on one world of 2 processes (mp.spawn,
 init_method file://):
   - RINGLAB_ALGORITHMS chooses the default group's algorithms, backend
-    options (pg_options) a group's own; rank 0 says which algorithm ran;
+    options (pg_options) a group's own; with RINGLAB_SHOW_ALGORITHMS=1 (or
+    TORCH_DISTRIBUTED_DEBUG=INFO) rank 0 says once which algorithm ran and
+    why, and without it says nothing per collective;
+  - rank 0 says once per job, not once per group, that the job is open;
   - RINGLAB_TRACE=DIR writes each rank's trace and the last rank's merge of
     them, DIR/trace.json: a lane per rank and an arrow (flow) per message;
   - a RINGLAB_TRACE=DIR that cannot be written is refused when the group is
@@ -56,19 +59,27 @@ def check(condition, what, details=""):
         raise SystemExit(f"FAIL: {what}")
 
 
+SHOWN = ("ringlab: all_reduce runs ring (RINGLAB_ALGORITHMS; ringlab's default, auto, picks by "
+         "size)",
+         "ringlab: broadcast runs chain (RINGLAB_ALGORITHMS)",
+         "ringlab: all_reduce runs recursive_doubling (the backend's options; ringlab's default, "
+         "auto, picks by size)")
+
+
 def settings_and_trace():
     with tempfile.TemporaryDirectory(prefix="ringlab-features-") as tmp:
         trace_dir = os.path.join(tmp, "trace")
         code, out, err = run([sys.executable, __file__, RINGLAB, EXAMPLES, "--worker",
                               os.path.join(tmp, "init")],
                              env_with(RINGLAB_ALGORITHMS="all_reduce=ring,broadcast=chain",
-                                      RINGLAB_TRACE=trace_dir), timeout=120)
+                                      RINGLAB_TRACE=trace_dir, RINGLAB_SHOW_ALGORITHMS=1),
+                             timeout=120)
         details = f"--- stdout\n{out}--- stderr\n{err}"
         check(code == 0, "the world of 2 failed", details)
-        for line in ("ringlab: all_reduce runs ring (RINGLAB_ALGORITHMS)",
-                     "ringlab: broadcast runs chain (RINGLAB_ALGORITHMS)",
-                     "ringlab: all_reduce runs recursive_doubling (the backend's options)"):
+        for line in SHOWN:
             check(err.count(line) == 1, f"rank 0 should say once: {line}", details)
+        # Two groups (the default one and new_group's), one job: said once.
+        check(err.count("this job is open") == 1, "the job is open: once per job", details)
         # One rank merges (the last to write its file), and says so once.
         check(err.count(f"written to {trace_dir}/trace.json") == 1,
               "one line about the merged trace", details)
@@ -77,6 +88,26 @@ def settings_and_trace():
               f"trace.json should hold a lane per rank and arrows: lanes {lanes}, "
               f"{len(flows)} flow events")
         print(err)
+
+
+def quiet_unless_asked():
+    """Without RINGLAB_SHOW_ALGORITHMS, no line per collective; with torch's
+    TORCH_DISTRIBUTED_DEBUG=INFO, the lines (ringlab's default, auto, named
+    with what it picked for the size)."""
+    with tempfile.TemporaryDirectory(prefix="ringlab-features-") as tmp:
+        code, out, err = run([sys.executable, __file__, RINGLAB, EXAMPLES, "--worker",
+                              os.path.join(tmp, "init")], env_with(), timeout=120)
+        details = f"--- stdout\n{out}--- stderr\n{err}"
+        check(code == 0 and " runs " not in err, "no per-collective lines unless asked", details)
+        check(err.count("this job is open") == 1, "the job is open: once per job", details)
+    with tempfile.TemporaryDirectory(prefix="ringlab-features-") as tmp:
+        code, out, err = run([sys.executable, __file__, RINGLAB, EXAMPLES, "--worker",
+                              os.path.join(tmp, "init")],
+                             env_with(TORCH_DISTRIBUTED_DEBUG="INFO"), timeout=120)
+        details = f"--- stdout\n{out}--- stderr\n{err}"
+        check(code == 0 and "ringlab: all_reduce runs recursive_doubling (ringlab's default, "
+              "auto, picks it for 16 bytes on 2 ranks)" in err,
+              "TORCH_DISTRIBUTED_DEBUG=INFO asks for the lines", details)
 
 
 def unwritable_trace_refused():
@@ -122,6 +153,7 @@ if __name__ == "__main__":
         mp.spawn(worker, args=(sys.argv[4],), nprocs=WORLD, join=True)
         sys.exit(0)
     wrong_algorithm_refused()
+    quiet_unless_asked()
     unwritable_trace_refused()
     settings_and_trace()
     under_ringlab_run_trace()

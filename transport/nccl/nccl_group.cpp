@@ -6,10 +6,10 @@
 
 namespace ringlab::nccl {
 
-ncclRedOp_t to_nccl_op(ReduceOp op) {
+ncclRedOp_t to_nccl_op(ReduceOp op, DType dtype) {
   switch (op) {
-    case ReduceOp::SUM: return ncclSum;
-    case ReduceOp::PRODUCT: return ncclProd;
+    case ReduceOp::SUM: return dtype == DType::Bool ? ncclMax : ncclSum;
+    case ReduceOp::PRODUCT: return dtype == DType::Bool ? ncclMin : ncclProd;
     case ReduceOp::MIN: return ncclMin;
     case ReduceOp::MAX: return ncclMax;
     case ReduceOp::AVG: return ncclAvg;
@@ -25,12 +25,34 @@ ncclRedOp_t to_nccl_op(ReduceOp op) {
 
 ncclDataType_t to_nccl_type(DType dtype) {
   switch (dtype) {
+    case DType::Bool: return ncclUint8;  // bytes 0 and 1; or/and are max/min
+    case DType::UInt8: return ncclUint8;
+    case DType::Int8: return ncclInt8;
+    case DType::Int16: break;
     case DType::Int32: return ncclInt32;
     case DType::Int64: return ncclInt64;
+    case DType::Float16: return ncclFloat16;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+    case DType::BFloat16: return ncclBfloat16;
+#else
+    case DType::BFloat16:
+      throw std::invalid_argument("this NCCL (" + std::to_string(NCCL_VERSION_CODE) +
+                                  ") has no bfloat16, which came in NCCL 2.10: use the "
+                                  "hand-written path (ProcessGroup with --backend nccl)");
+#endif
     case DType::Float32: return ncclFloat32;
     case DType::Float64: return ncclFloat64;
   }
-  throw std::invalid_argument("to_nccl_type: unknown dtype");
+  throw std::invalid_argument(
+      "NCCL has no " + std::string(dtype_name(dtype)) +
+      " type, so ncclAllReduce and the other NCCL reductions cannot take one (torch's NCCL "
+      "backend refuses int16 too): convert the tensor to int32, or use the hand-written path "
+      "(ProcessGroup with --backend nccl), whose CUDA kernels reduce int16");
+}
+
+NcclElements carried(DType dtype, std::size_t count) {
+  if (dtype == DType::Int16) return {ncclUint8, count * element_size(dtype)};
+  return {to_nccl_type(dtype), count};
 }
 
 NcclGroup::NcclGroup(std::shared_ptr<NcclCommunicator> communicator)
@@ -94,9 +116,10 @@ void NcclGroup::run(const std::string& what, Call&& call) {
 void NcclGroup::broadcast(DeviceTensor& tensor, int src) {
   check_tensor("broadcast", tensor);
   check_root("broadcast", src, "src");
+  const NcclElements moved = carried(tensor.dtype(), tensor.numel());
   run("ncclBroadcast", [&](ncclComm_t comm, cudaStream_t stream) {
-    check_nccl(ncclBroadcast(tensor.data(), tensor.data(), tensor.numel(),
-                             to_nccl_type(tensor.dtype()), src, comm, stream),
+    check_nccl(ncclBroadcast(tensor.data(), tensor.data(), moved.count, moved.type, src, comm,
+                             stream),
                rank(), "ncclBroadcast");
   });
 }
@@ -104,7 +127,7 @@ void NcclGroup::broadcast(DeviceTensor& tensor, int src) {
 void NcclGroup::all_reduce(DeviceTensor& tensor, ReduceOp op) {
   check_tensor("all_reduce", tensor);
   check_op(op, tensor.dtype());
-  const ncclRedOp_t nccl_op = to_nccl_op(op);
+  const ncclRedOp_t nccl_op = to_nccl_op(op, tensor.dtype());
   run("ncclAllReduce", [&](ncclComm_t comm, cudaStream_t stream) {
     check_nccl(ncclAllReduce(tensor.data(), tensor.data(), tensor.numel(),
                              to_nccl_type(tensor.dtype()), nccl_op, comm, stream),
@@ -116,7 +139,7 @@ void NcclGroup::reduce(DeviceTensor& tensor, int dst, ReduceOp op) {
   check_tensor("reduce", tensor);
   check_root("reduce", dst, "dst");
   check_op(op, tensor.dtype());
-  const ncclRedOp_t nccl_op = to_nccl_op(op);
+  const ncclRedOp_t nccl_op = to_nccl_op(op, tensor.dtype());
   run("ncclReduce", [&](ncclComm_t comm, cudaStream_t stream) {
     check_nccl(ncclReduce(tensor.data(), tensor.data(), tensor.numel(),
                           to_nccl_type(tensor.dtype()), nccl_op, dst, comm, stream),
@@ -126,9 +149,9 @@ void NcclGroup::reduce(DeviceTensor& tensor, int dst, ReduceOp op) {
 
 void NcclGroup::all_gather(DeviceTensor& output, const DeviceTensor& input) {
   check_blocks("all_gather", output, "output", input, "input");
+  const NcclElements moved = carried(input.dtype(), input.numel());
   run("ncclAllGather", [&](ncclComm_t comm, cudaStream_t stream) {
-    check_nccl(ncclAllGather(input.data(), output.data(), input.numel(),
-                             to_nccl_type(input.dtype()), comm, stream),
+    check_nccl(ncclAllGather(input.data(), output.data(), moved.count, moved.type, comm, stream),
                rank(), "ncclAllGather");
   });
 }
@@ -136,7 +159,7 @@ void NcclGroup::all_gather(DeviceTensor& output, const DeviceTensor& input) {
 void NcclGroup::reduce_scatter(DeviceTensor& output, const DeviceTensor& input, ReduceOp op) {
   check_blocks("reduce_scatter", input, "input", output, "output");
   check_op(op, output.dtype());
-  const ncclRedOp_t nccl_op = to_nccl_op(op);
+  const ncclRedOp_t nccl_op = to_nccl_op(op, output.dtype());
   run("ncclReduceScatter", [&](ncclComm_t comm, cudaStream_t stream) {
     check_nccl(ncclReduceScatter(input.data(), output.data(), output.numel(),
                                  to_nccl_type(output.dtype()), nccl_op, comm, stream),
@@ -145,7 +168,8 @@ void NcclGroup::reduce_scatter(DeviceTensor& output, const DeviceTensor& input, 
 }
 
 namespace {
-std::byte* block(const DeviceTensor& t, int index, std::size_t count) {
+// Where block `index` of `count` elements starts.
+std::byte* block_of(const DeviceTensor& t, int index, std::size_t count) {
   return t.data() + static_cast<std::size_t>(index) * count * element_size(t.dtype());
 }
 }  // namespace
@@ -160,8 +184,9 @@ void NcclGroup::all_to_all(DeviceTensor& output, const DeviceTensor& input) {
                                 "a number of elements divisible by the world size (" +
                                 std::to_string(world) + "); got " + std::to_string(input.numel()) +
                                 " and " + std::to_string(output.numel()));
-  const std::size_t count = input.numel() / world;
-  const ncclDataType_t type = to_nccl_type(input.dtype());
+  const std::size_t elements = input.numel() / world;
+  const auto [type, count] = carried(input.dtype(), elements);
+  auto block = [&](const DeviceTensor& t, int peer) { return block_of(t, peer, elements); };
   run("all_to_all", [&](ncclComm_t comm, cudaStream_t stream) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
     if (!point_to_point_) {
@@ -172,9 +197,9 @@ void NcclGroup::all_to_all(DeviceTensor& output, const DeviceTensor& input) {
 #endif
     check_nccl(ncclGroupStart(), rank(), "ncclGroupStart");
     for (int peer = 0; peer < size(); ++peer) {
-      check_nccl(ncclSend(block(input, peer, count), count, type, peer, comm, stream), rank(),
+      check_nccl(ncclSend(block(input, peer), count, type, peer, comm, stream), rank(),
                  "ncclSend to rank " + std::to_string(peer));
-      check_nccl(ncclRecv(block(output, peer, count), count, type, peer, comm, stream), rank(),
+      check_nccl(ncclRecv(block(output, peer), count, type, peer, comm, stream), rank(),
                  "ncclRecv from rank " + std::to_string(peer));
     }
     check_nccl(ncclGroupEnd(), rank(), "ncclGroupEnd (all_to_all)");
@@ -189,8 +214,8 @@ void NcclGroup::gather(const DeviceTensor& input, DeviceTensor* output, int dst)
     throw std::invalid_argument(prefix("gather") + "pass an output tensor on the dst rank (" +
                                 std::to_string(dst) + ") and nullptr on the others");
   if (output) check_blocks("gather", *output, "output", input, "input");
-  const std::size_t count = input.numel();
-  const ncclDataType_t type = to_nccl_type(input.dtype());
+  const auto [type, count] = carried(input.dtype(), input.numel());
+  auto block = [&](const DeviceTensor& t, int peer) { return block_of(t, peer, input.numel()); };
   run("gather", [&](ncclComm_t comm, cudaStream_t stream) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
     if (!point_to_point_) {
@@ -204,7 +229,7 @@ void NcclGroup::gather(const DeviceTensor& input, DeviceTensor* output, int dst)
     check_nccl(ncclSend(input.data(), count, type, dst, comm, stream), rank(), "ncclSend to dst");
     if (is_root)
       for (int peer = 0; peer < size(); ++peer)
-        check_nccl(ncclRecv(block(*output, peer, count), count, type, peer, comm, stream), rank(),
+        check_nccl(ncclRecv(block(*output, peer), count, type, peer, comm, stream), rank(),
                    "ncclRecv from rank " + std::to_string(peer));
     check_nccl(ncclGroupEnd(), rank(), "ncclGroupEnd (gather)");
   });
@@ -218,8 +243,8 @@ void NcclGroup::scatter(DeviceTensor& output, const DeviceTensor* input, int src
     throw std::invalid_argument(prefix("scatter") + "pass an input tensor on the src rank (" +
                                 std::to_string(src) + ") and nullptr on the others");
   if (input) check_blocks("scatter", *input, "input", output, "output");
-  const std::size_t count = output.numel();
-  const ncclDataType_t type = to_nccl_type(output.dtype());
+  const auto [type, count] = carried(output.dtype(), output.numel());
+  auto block = [&](const DeviceTensor& t, int peer) { return block_of(t, peer, output.numel()); };
   run("scatter", [&](ncclComm_t comm, cudaStream_t stream) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
     if (!point_to_point_) {
@@ -232,7 +257,7 @@ void NcclGroup::scatter(DeviceTensor& output, const DeviceTensor* input, int src
     check_nccl(ncclGroupStart(), rank(), "ncclGroupStart");
     if (is_root)
       for (int peer = 0; peer < size(); ++peer)
-        check_nccl(ncclSend(block(*input, peer, count), count, type, peer, comm, stream), rank(),
+        check_nccl(ncclSend(block(*input, peer), count, type, peer, comm, stream), rank(),
                    "ncclSend to rank " + std::to_string(peer));
     check_nccl(ncclRecv(output.data(), count, type, src, comm, stream), rank(), "ncclRecv from src");
     check_nccl(ncclGroupEnd(), rank(), "ncclGroupEnd (scatter)");
@@ -243,8 +268,8 @@ void NcclGroup::send(const DeviceTensor& tensor, int dst) {
   check_tensor("send", tensor);
   check_peer("send", dst, "dst");
   run("ncclSend to rank " + std::to_string(dst), [&](ncclComm_t comm, cudaStream_t stream) {
-    check_nccl(ncclSend(tensor.data(), tensor.numel(), to_nccl_type(tensor.dtype()), dst, comm,
-                        stream),
+    const NcclElements moved = carried(tensor.dtype(), tensor.numel());
+    check_nccl(ncclSend(tensor.data(), moved.count, moved.type, dst, comm, stream),
                rank(), "ncclSend");
   });
 }
@@ -253,8 +278,8 @@ void NcclGroup::recv(DeviceTensor& tensor, int src) {
   check_tensor("recv", tensor);
   check_peer("recv", src, "src");
   run("ncclRecv from rank " + std::to_string(src), [&](ncclComm_t comm, cudaStream_t stream) {
-    check_nccl(ncclRecv(tensor.data(), tensor.numel(), to_nccl_type(tensor.dtype()), src, comm,
-                        stream),
+    const NcclElements moved = carried(tensor.dtype(), tensor.numel());
+    check_nccl(ncclRecv(tensor.data(), moved.count, moved.type, src, comm, stream),
                rank(), "ncclRecv");
   });
 }

@@ -22,11 +22,24 @@
 
 namespace ringlab::nccl {
 
-// SUM, PRODUCT, MIN, MAX, AVG -> ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg.
-// BAND/BOR/BXOR have no NCCL op: std::invalid_argument saying so and pointing
-// to the hand-written path, which has them.
-ncclRedOp_t to_nccl_op(ReduceOp op);
+// SUM, PRODUCT, MIN, MAX, AVG -> ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg;
+// on bool, as torch's NCCL backend maps them, SUM -> ncclMax (or) and
+// PRODUCT -> ncclMin (and). BAND/BOR/BXOR have no NCCL op: std::invalid_argument
+// saying so and pointing to the hand-written path, which has them.
+ncclRedOp_t to_nccl_op(ReduceOp op, DType dtype = DType::Float32);
+// The NCCL type that reduces dtype: ncclInt8, ncclUint8 (uint8 and bool),
+// ncclInt32, ncclInt64, ncclFloat16, ncclBfloat16, ncclFloat32, ncclFloat64.
+// int16 has none (std::invalid_argument saying what to use instead).
 ncclDataType_t to_nccl_type(DType dtype);
+
+// What NCCL is told it moves for `count` elements of dtype in a collective
+// that only copies (broadcast, all_gather, gather, scatter, all_to_all,
+// send/recv): the reducing type, or, for int16, twice as many ncclUint8.
+struct NcclElements {
+  ncclDataType_t type;
+  std::size_t count;
+};
+NcclElements carried(DType dtype, std::size_t count);
 
 class NcclGroup {
  public:

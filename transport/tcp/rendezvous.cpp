@@ -290,7 +290,7 @@ namespace {
 std::shared_ptr<TcpTransport> connect_through_launcher_store(
     const WorldSpec& r, std::unique_ptr<TcpTransport::Impl>& impl) {
   const std::string me = "rank " + std::to_string(r.rank);
-  if (r.rank == 0 && r.job_token.empty())
+  if (r.rank == 0 && r.job_token.empty() && r.say_open)
     log_line(me + ": this job is open: its store (" + impl->store->address() +
              ") has no authentication and RINGLAB_JOB_TOKEN is not set, so the ranks listen "
              "on loopback only, and any process on this machine can join the job. Export the "
@@ -374,7 +374,7 @@ void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
         std::max(limits.max_total_bytes, keys * (store::kKeyOverheadBytes + 128));
     impl.server = std::make_unique<StoreServer>(store_address(r), r.master_port,
                                                 r.handshake_timeout, limits, r.job_token);
-    if (r.job_token.empty())
+    if (r.job_token.empty() && r.say_open)
       log_line(me + ": this job has no token (RINGLAB_JOB_TOKEN is not set): any process that " +
                "reaches port " + std::to_string(r.master_port) + " on this machine can join it. " +
                "Export the same RINGLAB_JOB_TOKEN=<secret> to every rank: ringlab run makes one " +

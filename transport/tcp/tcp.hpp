@@ -74,6 +74,10 @@ struct WorldSpec {
   // reaches the store may join; connect() allows that only while this rank
   // binds to loopback.
   std::string job_token;
+  // Whether rank 0 says on stderr that a job without a token is open. A
+  // process that makes several worlds of one job (torch's new_group) says it
+  // for its first only: once per job.
+  bool say_open = true;
   // The processors this rank's host gives its ranks; 0: this process's CPU
   // affinity. More ranks on the host than this, on any rank, makes the
   // transport prefer fewer messages (crowding.hpp). Tests set it.
