@@ -257,12 +257,12 @@ void ProcessGroup::recv(Tensor& tensor, int src, int tag) { irecv(tensor, src, t
 Work ProcessGroup::isend(const Tensor& tensor, int dst, int tag) {
   transport_->check_peer(dst, "send: dst");
   return Work(std::make_shared<RequestWork>(
-      transport_->isend(dst, user_tag(rank(), tag), tensor.bytes())));
+      transport_->isend_typed(dst, user_tag(rank(), tag), tensor.bytes(), tensor.dtype())));
 }
 Work ProcessGroup::irecv(Tensor& tensor, int src, int tag) {
   transport_->check_peer(src, "recv: src");
   return Work(std::make_shared<RequestWork>(
-      transport_->irecv(src, user_tag(rank(), tag), tensor.bytes())));
+      transport_->irecv_typed(src, user_tag(rank(), tag), tensor.bytes(), tensor.dtype())));
 }
 
 // ---- collectives --------------------------------------------------------------

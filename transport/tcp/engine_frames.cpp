@@ -54,11 +54,14 @@ bool Engine::frame_started(Connection& c, const FrameHeader& header) {
 
 bool Engine::place_payload(Connection& c, const FrameHeader& header) {
   if (std::shared_ptr<RecvOp> op = mailbox_.take_posted({c.peer, header.tag})) {
-    if (op->buffer.size() == header.length)
+    const std::string wrong =
+        op->buffer.size() != header.length
+            ? size_mismatch_message(rank_, c.peer, header.tag, op->buffer.size(), header.length)
+            : element_problem(rank_, c.peer, header.tag, op->element, header.element);
+    if (wrong.empty())
       c.target = std::move(op);
     else  // fail the receive; the payload is read and dropped
-      complete(*op,
-               size_mismatch_message(rank_, c.peer, header.tag, op->buffer.size(), header.length));
+      complete(*op, wrong);
     return true;
   }
   if (parking::parks(header.length, mailbox_.posted_from(c.peer).has_value())) {
@@ -101,6 +104,7 @@ bool Engine::queue_arriving(Connection& c) {
   }
   auto message = std::make_shared<Queued>();
   message->size = c.frame.length;
+  message->element = c.frame.element;
   message->data = pool_->take(c.frame.length);
   mailbox_.queue({c.peer, c.frame.tag}, message);
   c.queued = std::move(message);

@@ -38,12 +38,14 @@ struct SendOp : Op {
 
 struct RecvOp : Op {
   MutBytes buffer;
+  std::uint32_t element = kUntyped;  // what the receive expects (framing.hpp)
 };
 
 // A message that arrived before its receive was posted.
 struct Queued {
   Buffer data;  // from the engine's scratch pool
   std::size_t size = 0;
+  std::uint32_t element = kUntyped;  // what its frame said it holds
   bool complete = false;
 };
 
