@@ -1,7 +1,5 @@
 #include "backends/backends.hpp"
 
-#include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
@@ -64,18 +62,6 @@ std::string cannot_run(std::string_view backend, int world) {
   for (const Backend& row : kBackends)
     if (row.name == backend) return row.cannot_run ? row.cannot_run(world) : std::string();
   return "";
-}
-
-int launched_world_size() {
-  // The pairs tcp::from_environment reads, in its order.
-  constexpr std::pair<const char*, const char*> kPairs[] = {
-      {"RANK", "WORLD_SIZE"}, {"SLURM_PROCID", "SLURM_NTASKS"},
-      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}};
-  for (const auto& [rank, world] : kPairs) {
-    const char* size = std::getenv(world);
-    if (std::getenv(rank) && size) return std::max(0, std::atoi(size));
-  }
-  return 0;
 }
 
 void run_ranks(std::string_view backend, int world, const RankBody& body,

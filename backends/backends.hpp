@@ -35,8 +35,8 @@
 namespace ringlab {
 
 // dist.init_process_group(backend): this process joins the job it was started
-// in, reading RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (or Slurm's or Open
-// MPI's variables; transport/tcp/tcp.hpp lists them). RINGLAB_TIMEOUT_MS, when
+// in, reading RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (or Slurm's, Open
+// MPI's or Horovod's variables; transport/tcp/tcp.hpp lists them). RINGLAB_TIMEOUT_MS, when
 // set, overrides options.timeout; otherwise options.timeout also limits the
 // rendezvous. "tcp" and "nccl" (where built) can; "inproc" cannot (its ranks
 // are threads: use run_world). Throws std::invalid_argument naming the
@@ -87,9 +87,11 @@ std::string default_backend();  // "tcp"
 std::string cannot_run(std::string_view backend, int world);
 
 // The world of the job that started this process as one of its ranks
-// (WORLD_SIZE with RANK; Slurm's and Open MPI's pairs too), or 0 when no
-// launcher did. Lessons, the tour and the benchmark run on this many ranks
-// unless told -n (and -n that disagrees fails in the tcp backend, naming both).
+// (WORLD_SIZE with RANK; Slurm's, Open MPI's and Horovod's too), or 0 when no
+// launcher did (rank_world.cpp decides, as for every backend). Lessons, the
+// tour and the benchmark run on this many ranks unless told -n (and -n that
+// disagrees fails, naming both). Throws std::invalid_argument naming a
+// variable that is set but wrong.
 int launched_world_size();
 
 // find_backend(backend).run_world(world, body, group), the world traced into

@@ -38,7 +38,9 @@
 // printed twice; a rank's stdout is fully buffered, as an executed program's
 // on a pipe; signal handlers are reset to their defaults in the rank. Call it
 // while the program runs one thread: a fork copies only the calling thread,
-// and a lock another thread held stays locked in the rank.
+// and a lock another thread held stays locked in the rank. The launcher
+// checks that where it forks, and refuses a program that runs more, saying
+// how many (launcher/spawn.hpp).
 #pragma once
 
 #include <functional>
@@ -75,7 +77,7 @@ struct RankProcessOptions {
   std::string name = "ringlab";
   // Traced (traced_launch.hpp): every rank gets the variables of a traced
   // launch, and their files are merged into trace->output once they end.
-  std::optional<TraceOptions> trace;
+  std::optional<TracedLaunchOptions> trace;
   // False: the answers are not wanted (no in-memory file per rank is made, so
   // a large world holds one descriptor fewer per rank; answers stays empty).
   bool answers = true;

@@ -1,5 +1,5 @@
 // The functions behind each row of the backend table (backends.cpp), one file
-// per backend. Private to backends/.
+// per kind of rank (threads, TCP processes, GPUs). Private to backends/.
 #pragma once
 
 #include <memory>
@@ -10,11 +10,10 @@
 
 namespace ringlab::backends {
 
-// inproc.cpp: ranks as threads of this process (transport/inproc.hpp).
-void run_inproc_world(int world, const RankBody& body, const ProcessGroupOptions& group);
-
-// nccl_rules.cpp: ranks as threads under NCCL's point-to-point rules
+// thread_ranks.cpp: ranks as threads of this process, one adapter for both:
+// inproc (transport/inproc.hpp) and NCCL's point-to-point rules
 // (transport/nccl_rules/nccl_rules.hpp).
+void run_inproc_world(int world, const RankBody& body, const ProcessGroupOptions& group);
 void run_nccl_rules_ranks(int world, const RankBody& body, const ProcessGroupOptions& group);
 
 // tcp.cpp: ranks as processes over TCP (transport/tcp/tcp.hpp).

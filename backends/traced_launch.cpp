@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <stdexcept>
+#include <vector>
 
-#include "simulator/trace.hpp"
+#include "simulator/recording_transport.hpp"
 
 namespace ringlab::backends {
 
@@ -44,90 +43,51 @@ class TraceFolder {
   std::string path_;
 };
 
-std::string list_ranks(const std::vector<int>& ranks) {
-  std::string text;
-  for (std::size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
-  return text;
-}
-
-// Merges the files the ranks of this node left in `folder` into
-// trace.output; says in result what it did.
-void merge_rank_traces(const launch::LaunchOptions& o, const TraceOptions& trace,
-                       const std::string& folder, TraceResult& result) {
-  std::vector<std::string> inputs;
-  if (trace.append && std::filesystem::exists(trace.output)) inputs.push_back(trace.output);
-  std::vector<int> traced, missing;
-  for (int local = 0; local < o.nproc_per_node; ++local) {
-    const int rank = o.node_rank * o.nproc_per_node + local;
-    const std::string file = rank_trace_path(folder, rank);
-    if (std::filesystem::exists(file)) {
-      inputs.push_back(file);
-      traced.push_back(rank);
-    } else {
-      missing.push_back(rank);
-    }
-  }
-  if (traced.empty()) {
-    result.message =
-        "no rank wrote a trace, so " + trace.output +
-        " was not written: ranks record one when their process group comes from ringlab's tcp "
-        "backend (ringlab lesson, tour, bench) and they get as far as it";
-    return;
-  }
-  try {
-    result.events = sim::merge_traces(inputs, trace.output);
-  } catch (const std::exception& e) {
-    result.message = std::string("cannot merge the ranks' traces: ") + e.what();
-    result.failed = true;
-    return;
-  }
-  result.traced_ranks = traced;
-  result.message = "trace of " + std::to_string(traced.size()) + " rank(s) (" +
-                   std::to_string(result.events) + " events) written to " + trace.output +
-                   "; open it in https://ui.perfetto.dev or chrome://tracing";
-  if (!missing.empty())
-    result.message +=
-        "; rank(s) " + list_ranks(missing) + " wrote none (stopped before they could)";
-}
-
 }  // namespace
 
-std::string rank_trace_path(const std::string& folder, int rank) {
-  return (std::filesystem::path(folder) / ("rank" + std::to_string(rank) + ".json")).string();
-}
-
-std::optional<RankTrace> rank_trace(int rank,
-                                    const std::function<const char*(const char*)>& lookup) {
-  const char* folder = lookup(kTraceDirVariable);
-  if (!folder || !*folder) return std::nullopt;
-  RankTrace trace;
-  trace.path = rank_trace_path(folder, rank);
-  if (const char* limit = lookup(kTraceMaxEventsVariable))
-    trace.max_events = std::max<std::size_t>(1, std::strtoull(limit, nullptr, 10));
-  if (const char* origin = lookup(kTraceOriginVariable))
-    trace.time_origin_ns = std::strtoll(origin, nullptr, 10);
-  return trace;
-}
-
-launch::LaunchResult launch_traced(const launch::LaunchOptions& options, const TraceOptions& trace,
-                                   TraceResult& traced) {
+launch::LaunchResult launch_traced(const launch::LaunchOptions& options,
+                                   const TracedLaunchOptions& trace, TraceResult& traced) {
   launch::validate(options);  // before making a folder for nothing
   TraceFolder folder;
   launch::LaunchOptions with_trace = options;
   const std::size_t ranks =
       static_cast<std::size_t>(options.nnodes) * static_cast<std::size_t>(options.nproc_per_node);
-  with_trace.extra_environment.emplace_back(kTraceDirVariable, folder.path());
-  with_trace.extra_environment.emplace_back(
-      kTraceMaxEventsVariable, std::to_string(std::max<std::size_t>(1, trace.max_events / ranks)));
-  const std::int64_t origin = trace.time_origin_ns != 0
-                                  ? trace.time_origin_ns
-                                  : std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count();
-  with_trace.extra_environment.emplace_back(kTraceOriginVariable, std::to_string(origin));
+  auto& variables = with_trace.extra_environment;
+  variables.emplace_back(kTraceDirVariable, folder.path());
+  variables.emplace_back(kTraceMaxEventsVariable,
+                         std::to_string(std::max<std::size_t>(1, trace.max_events / ranks)));
+  const std::int64_t origin =
+      trace.time_origin_ns != 0 ? trace.time_origin_ns : sim::steady_clock_ns();
+  variables.emplace_back(kTraceOriginVariable, std::to_string(origin));
+  if (trace.flow_series != 0)
+    variables.emplace_back(kTraceSeriesVariable, std::to_string(trace.flow_series));
   launch::LaunchResult result = launch::launch(with_trace);
-  merge_rank_traces(options, trace, folder.path(), traced);
+  // This node's ranks.
+  std::vector<int> node_ranks;
+  for (int local = 0; local < options.nproc_per_node; ++local)
+    node_ranks.push_back(options.node_rank * options.nproc_per_node + local);
+  traced = merge_rank_traces(folder.path(), node_ranks, trace.output, trace.append);
   return result;
+}
+
+TracedLaunchOptions next_traced_world(TraceSession& session) {
+  if (session.time_origin_ns == 0) session.time_origin_ns = sim::steady_clock_ns();
+  TracedLaunchOptions options;
+  options.output = session.output;
+  options.append = session.written;
+  options.time_origin_ns = session.time_origin_ns;
+  // Each world's ranks count their messages from 0: a series per world.
+  options.flow_series = ++session.worlds;
+  return options;
+}
+
+void end_traced_world(TraceSession& session, const TraceResult& traced,
+                      const std::string& launcher_name, bool ranks_ok) {
+  session.written = session.written || !traced.traced_ranks.empty();
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", launcher_name.c_str(), traced.message.c_str());
+  if (traced.failed && ranks_ok)
+    throw std::runtime_error("--trace " + session.output + " was not written (see above)");
 }
 
 }  // namespace ringlab::backends

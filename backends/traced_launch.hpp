@@ -3,53 +3,25 @@
 // program starts itself under `ringlab lesson/tour/bench --trace` (a
 // TraceSession handed to run_ranks).
 //
-// Every rank gets RINGLAB_TRACE_DIR, a temporary folder (and the two
-// variables below): in its environment when it is an executed program, as
-// an argument when it is a fork (rank_processes.hpp). A rank whose process
-// group comes from the tcp backend records its operations with wall-clock
-// times and writes rank<r>.json there, atomically (also when it fails). After
-// the ranks exit, failed or not, the files found are merged into the output
-// (simulator/trace.hpp's merge_traces) and the folder is removed. README's
-// `ringlab run --trace` lists the variables: a program of one's own may read
-// them too.
+// Every rank gets RINGLAB_TRACE_DIR, a temporary folder (and the variables
+// beside it, rank_trace.hpp): in its environment when it is an executed
+// program, as an argument when it is a fork (rank_processes.hpp). A rank
+// whose process group comes from the tcp backend records its operations
+// with wall-clock times and writes rank<r>.json there, atomically (also when
+// it fails; rank_trace.hpp's RankRecorder). After the ranks exit, failed or
+// not, the files found are merged into the output (merge_rank_traces) and
+// the folder is removed. README's `ringlab run --trace` lists the variables:
+// a program of one's own may read them too.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
-#include <optional>
 #include <string>
-#include <vector>
 
+#include "backends/rank_trace.hpp"
 #include "launcher/launcher.hpp"
 
 namespace ringlab::backends {
-
-// Variables a traced rank reads (set by launch_traced).
-inline constexpr const char* kTraceDirVariable = "RINGLAB_TRACE_DIR";
-// The steady-clock time (ns) a rank's trace shows as 0.
-inline constexpr const char* kTraceOriginVariable = "RINGLAB_TRACE_ORIGIN_NS";
-// Single events each rank writes before aggregating the rest.
-inline constexpr const char* kTraceMaxEventsVariable = "RINGLAB_TRACE_MAX_EVENTS";
-
-// Where rank `rank` of a traced launch writes its trace in `folder`.
-std::string rank_trace_path(const std::string& folder, int rank);
-
-// What one rank of a traced launch writes, and where.
-struct RankTrace {
-  std::string path;  // RINGLAB_TRACE_DIR/rank<r>.json
-  std::size_t max_events = 200000;  // RINGLAB_TRACE_MAX_EVENTS
-  std::int64_t time_origin_ns = 0;  // RINGLAB_TRACE_ORIGIN_NS
-  // Worlds that number their messages from 0 each but share one file (a
-  // TraceSession's) number their arrows in series of their own.
-  std::uint32_t flow_series = 0;
-};
-
-// The trace rank `rank` writes, from the variables above read through
-// `lookup` (its environment, or a forked rank's RankStart); nothing when
-// RINGLAB_TRACE_DIR is unset or empty: the launch is not traced.
-std::optional<RankTrace> rank_trace(int rank,
-                                    const std::function<const char*(const char*)>& lookup);
 
 // `--trace FILE` of a program that starts its own worlds (ringlab lesson,
 // tour, bench): the program makes one and hands it to run_ranks. Each world's
@@ -67,7 +39,9 @@ struct TraceSession {
   bool written = false;
 };
 
-struct TraceOptions {
+// How a launch is traced (`ringlab run --trace FILE --trace-limit N`, or a
+// TraceSession's world).
+struct TracedLaunchOptions {
   // Chrome trace JSON of the run. With nnodes > 1 each node writes its own ranks.
   std::string output;
   // Merge into the trace already at output rather than replacing it (a
@@ -75,26 +49,26 @@ struct TraceOptions {
   bool append = false;
   // Keeps the merged file bounded: the ranks of this launch share this many
   // single events (each writes its share, then one "aggregated" slice).
-  std::size_t max_events = 200000;
+  std::size_t max_events = sim::kTraceEventLimit;
   // The steady-clock time (ns) the trace shows as 0; 0: when the launch starts.
   // (Several launches appending to one trace pass the first one's.)
   std::int64_t time_origin_ns = 0;
-};
-
-struct TraceResult {
-  // The ranks whose trace is in the output (a rank killed before it could
-  // write one is missing), how many events the file holds, and one line for
-  // the user saying where it went or why it did not.
-  std::vector<int> traced_ranks;
-  std::size_t events = 0;
-  std::string message;
-  // The ranks wrote traces but the output could not be written (its folder
-  // went away during the run, the disk is full): the command fails.
-  bool failed = false;
+  // The series the ranks number their arrows in (RINGLAB_TRACE_SERIES, when
+  // not 0): launches merged into one file each take their own.
+  std::uint32_t flow_series = 0;
 };
 
 // launch::launch(options) with the ranks told to record, then the merge.
-launch::LaunchResult launch_traced(const launch::LaunchOptions& options, const TraceOptions& trace,
-                                   TraceResult& traced);
+launch::LaunchResult launch_traced(const launch::LaunchOptions& options,
+                                   const TracedLaunchOptions& trace, TraceResult& traced);
+
+// The next world of `session`: how its launch is traced (the session's time
+// origin, set by its first world; a flow series of its own).
+TracedLaunchOptions next_traced_world(TraceSession& session);
+// After that world: notes what was merged, says it on stderr (after
+// `launcher_name`), and throws std::runtime_error where the ranks did their
+// work (ranks_ok) but the trace could not be written.
+void end_traced_world(TraceSession& session, const TraceResult& traced,
+                      const std::string& launcher_name, bool ranks_ok);
 
 }  // namespace ringlab::backends

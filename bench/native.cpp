@@ -2,13 +2,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "backends/nccl_join.hpp"
-#include "backends/rank_processes.hpp"
+#include "backends/rank_world.hpp"
 #include "primitives/algorithms.hpp"
 #include "transport/nccl/nccl_group.hpp"
 #include "transport/nccl/cuda_check.hpp"
@@ -277,47 +276,13 @@ void rank_body(std::shared_ptr<nccl::NcclCommunicator> communicator, const Bench
 namespace {
 
 // One rank whose process joined a job (a launcher's, or ranks forked below):
-// its GPU placed as the nccl backend places it (backends/nccl_join.hpp), which
-// may share it.
-std::vector<Row> run_joined_rank(const BenchOptions& o, int ranks, Duration timeout,
-                                 const tcp::EnvironmentLookup& lookup) {
-  tcp::WorldSpec world = tcp::from_environment(lookup);
-  if (!lookup("RINGLAB_TIMEOUT_MS")) world.timeout = timeout;
-  if (world.world_size != ranks)
-    throw std::invalid_argument("this process is rank " + std::to_string(world.rank) +
-                                " of a world of " + std::to_string(world.world_size) +
-                                " (WORLD_SIZE), but -n asks for " + std::to_string(ranks) +
-                                ": pass -n " + std::to_string(world.world_size));
-  backends::NcclRank joined = backends::join_nccl_job(world);
-  if (!joined.note.empty() && world.rank == 0) std::printf("# %s\n", joined.note.c_str());
-  std::vector<Row> rows;
-  rank_body(joined.communicator, o, rows);
-  return rows;
-}
+// its GPU placed as the nccl backend places it (backends/nccl_join.hpp),
+// which may share it.
+struct NativeRank final : backends::RankConnection {
+  backends::NcclRank joined;
+};
 
-}  // namespace
-
-std::vector<Row> run_native(const BenchOptions& o, int ranks, Duration timeout) {
-  benchmark_op(o.op);  // refuses unknown ops
-  check_sizes(o);
-  if (std::getenv("RANK") && std::getenv("WORLD_SIZE"))  // a launcher started this rank
-    return run_joined_rank(o, ranks, timeout, [](const char* name) { return std::getenv(name); });
-  std::string why;
-  const int gpus = nccl::gpu_count_without_starting_cuda(&why);
-  if (gpus > 0 && gpus < ranks) {
-    // Fewer GPUs than ranks: forked ranks that share them (as --backend nccl).
-    backends::RankProcessOptions options;
-    options.name = "ringlab bench --native";
-    options.answers = false;
-    const auto ranks_run = backends::run_rank_processes(
-        ranks, options, [&](const backends::RankStart& start) {
-          run_joined_rank(o, ranks, timeout, start.lookup());
-          return std::string();
-        });
-    if (ranks_run.launch.exit_code != 0)
-      throw std::runtime_error("bench --native: " + ranks_run.launch.message);
-    return {};
-  }
+std::vector<Row> run_threads(const BenchOptions& o, int ranks, Duration timeout) {
   std::vector<std::vector<Row>> rows(static_cast<std::size_t>(ranks));
   nccl::run_nccl_world(
       ranks,
@@ -327,6 +292,41 @@ std::vector<Row> run_native(const BenchOptions& o, int ranks, Duration timeout) 
       },
       timeout);
   return rows.front();
+}
+
+}  // namespace
+
+// The ranks where --backend nccl puts them (backends/rank_world.hpp): this
+// one rank of a launched job; forks sharing fewer GPUs than ranks; else
+// threads, a GPU each.
+std::vector<Row> run_native(const BenchOptions& o, int ranks, Duration timeout) {
+  benchmark_op(o.op);  // refuses unknown ops
+  check_sizes(o);
+  std::vector<Row> rows;
+  backends::ProcessWorld w;
+  w.name = "bench --native";
+  w.world = ranks;
+  w.timeout = timeout;
+  w.connect = [](const backends::RankSpec& me, const backends::EnvironmentLookup&) {
+    auto rank = std::make_unique<NativeRank>();
+    rank->joined = backends::join_nccl_job(me.world);
+    if (!rank->joined.note.empty() && me.world.rank == 0)
+      std::printf("# %s\n", rank->joined.note.c_str());
+    return rank;
+  };
+  w.run = [&](backends::RankConnection& rank, const backends::RankSpec&) {
+    rank_body(static_cast<NativeRank&>(rank).joined.communicator, o, rows);
+    return std::string();
+  };
+  w.wants_threads = [ranks] {
+    const int gpus = nccl::gpu_count_without_starting_cuda();
+    return !(gpus > 0 && gpus < ranks);
+  };
+  w.run_threads = [&] { rows = run_threads(o, ranks, timeout); };
+  w.forks.name = "ringlab bench --native";
+  w.forks.answers = false;
+  backends::run_process_world(w);
+  return rows;
 }
 
 }  // namespace ringlab::bench

@@ -92,7 +92,8 @@ ringlab_public_headers(ringlab_primitives
 ringlab_public_headers(ringlab_backends backends/backends.hpp)
 # training_sim/ (the recorded step, the bucketing cost model) stays private: it includes
 # the simulator's headers.
-ringlab_public_headers(ringlab_exercises exercises/harness.hpp exercises/task.hpp)
+ringlab_public_headers(ringlab_exercises exercises/builtin.hpp exercises/harness.hpp
+  exercises/task.hpp)
 ringlab_public_headers(ringlab_training
   training/buckets.hpp
   training/checkpoint.hpp

@@ -1,13 +1,22 @@
 // The cases an exercise is checked on, and the closed form of what every rank
 // must hold after each: world sizes 1 to 9; 0, 1, 7 (odd, and fewer than
 // most worlds' ranks, so some chunks are empty) and 100,003 elements; roots
-// at the start, the end and the middle of the world; SUM, and MAX once, for
-// the exercises that take an op.
+// at the start, the end and the middle of the world.
 //
-// The inputs are the articles': rank r's element i is 1 + 2r + i (its own
-// block, for all_gather; element d*n + i of its send buffer, for all_to_all),
-// int64 so every order of adding gives the same bits, float32 for DDP's
-// gradients (integers below 2^24: exact too, until the division).
+// A world's cases, in order: first the articles' (int64, SUM), whose inputs
+// are theirs, rank r's element i is 1 + 2r + i (its own block, for
+// all_gather; element d*n + i of its send buffer, for all_to_all); then
+// every other dtype of kCheckedDTypes with every op that applies to it (for
+// the exercises that take an op; SUM, else), 7 elements each; the
+// 100,003-element case last (the backends always, the simulator with
+// --large). DDP's gradients are float32 throughout.
+//
+// Every input and every result is an integer that the case's dtype holds
+// exactly, so that every order of combining gives the same bits: SUM adds
+// small integers, PRODUCT multiplies ones and twos (at most 2^9), MIN and MAX
+// pick among 0 .. 10, the bitwise ops combine 7-bit patterns, and AVG's
+// inputs are multiples of the world size (the average of P * (1 + 2r + i)
+// is an integer). Only DDP's division by P rounds.
 #pragma once
 
 #include <cstddef>
@@ -23,11 +32,15 @@ namespace ringlab::exercises {
 
 inline constexpr int kMaxWorld = 9;
 inline constexpr std::size_t kLargeCount = 100003;
+// The dtypes every exercise with data is checked on (DDP's: float32 only).
+// A dtype added to ops/ is checked once it is listed here.
+inline constexpr DType kCheckedDTypes[] = {DType::Int64, DType::Int32, DType::Float32,
+                                           DType::Float64};
 
 struct Case {
   int ranks = 1;
   std::size_t count = 0;  // elements per rank (per block, where there are P blocks)
-  int root = 0;           // Rooted only
+  int root = 0;           // Rooted and Reduce only
   ReduceOp op = ReduceOp::SUM;
   DType dtype = DType::Int64;
 };
@@ -39,9 +52,11 @@ std::string describe(const Exercise& exercise, const Case& c);
 std::vector<Case> cases_for(const Exercise& exercise, int ranks, bool large = true);
 // The case the cost is measured on: 8 ranks, 1024 elements.
 Case cost_case(const Exercise& exercise);
+// Whether the exercise's function takes an op (and is checked with every op).
+bool takes_op(const Exercise& exercise);
 
-// Rank r's input element i.
-double input_value(int rank, std::size_t i);
+// Rank r's input element i in case c (the pattern of c's op).
+double input_value(const Case& c, int rank, std::size_t i);
 
 // One of a rank's buffers, as the function receives it.
 struct BufferPlan {
@@ -62,5 +77,10 @@ bool checked(const Exercise& exercise, const Case& c, int rank, int buffer, std:
 // broadcast, every rank for a reduction), as a list.
 std::vector<int> expected_sources(const Exercise& exercise, const Case& c, int rank, int buffer,
                                   std::size_t i);
+
+// Whether `held` is what the case's dtype should hold for `expected`: the
+// same integer, or for DDP's float32 average the same value to a few ulps
+// (dividing by P and multiplying by 1/P may round apart).
+bool same_value(double held, double expected, DType dtype);
 
 }  // namespace ringlab::exercises

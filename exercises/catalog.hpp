@@ -1,4 +1,4 @@
-// The curriculum of `ringlab exercise`: nine exercises, in order, each a
+// The curriculum of `ringlab exercise`: thirteen exercises, in order, each a
 // function the learner writes (task.hpp) and ringlab has already
 // (primitives/), with the task and the cost to reach.
 #pragma once
@@ -21,6 +21,8 @@ enum class Shape {
   AllToAll,      // send/recv of P blocks each: the transpose
   Barrier,       // no data: nobody leaves before everybody arrived
   Buckets,       // float32 grads in buckets; everyone ends with the average
+  Reduce,        // buf, root, op; the root ends with the reduction, the others
+                 // with Gloo's ring's partial results (reduce_forms.hpp)
 };
 
 struct Exercise {
@@ -36,6 +38,12 @@ struct Exercise {
   std::string_view signature;  // the declaration (task.hpp), without the ';'
   std::string_view builtin;    // what ringlab runs for it ("all_reduce ring")
   Function builtin_fn;         // ringlab's own, in the exercise's signature
+  // A header of primitives/ the task tells the learner to use, which the
+  // starter file includes ("" if none).
+  std::string_view include = "";
+  // The exercise whose function this one calls ("" if none): the learner's
+  // own once it has passed, ringlab's until then (RinglabExercise.cmake).
+  std::string_view uses = "";
 };
 
 std::span<const Exercise> all_exercises();

@@ -152,15 +152,23 @@ std::string values_hint(const Exercise& exercise, const Case& c, const sim::Run&
       std::fabs(o.held - o.expected * c.ranks) <= 1e-6 * std::fabs(o.held))
     return "the gradients were summed but not averaged: DDP divides every bucket by the world "
            "size after its all-reduce.";
-  if (c.op == ReduceOp::MAX)
-    return "every rank's input is there, but not combined with max, the op the caller asked for: "
-           "pass op on to comm.reduce instead of a fixed ReduceOp::SUM.";
   return "every rank's input is there, but one of them was reduced in more than once: a chunk "
          "was reduced twice (check the chunk indices), or a partial result was sent on and "
          "added again.";
 }
 
 std::string error_hint(const std::string& error) {
+  if (error.find(kReceiveFirst) != std::string::npos)
+    return "every rank is blocked receiving: each receives before it sends, so no message is "
+           "ever sent (the peers and the steps may well be right). Send first on some ranks "
+           "(even ranks send, then receive; odd ranks receive, then send), or use "
+           "comm.sendrecv, which posts both at once.";
+  if (error.find("your loop never ends") != std::string::npos)
+    return "your loop never ends: every loop's counter must move on (++s) and its condition "
+           "must become false; count the steps for P = 3 by hand.";
+  if (error.find("ran out of memory") != std::string::npos)
+    return "a case's buffers are at most 100003 elements per rank: allocate scratch of a "
+           "chunk's or a buffer's size (comm.scratch), not more.";
   if (error.find("deadlock") != std::string::npos)
     return "every rank above waits for a message that nobody will send: in each step, the rank "
            "you receive from must be the rank that sends to you, with the same step number, and "
@@ -222,6 +230,43 @@ std::string explain_values(const Exercise& exercise, const Case& c, const Record
   return text;
 }
 
+// Whether fn gets case c right in the simulator.
+bool passes(const Exercise& exercise, const Function& fn, const Case& c) {
+  const Recorded rec = record_case(exercise, fn, c, /*values=*/false);
+  return rec.error.empty() && std::all_of(rec.ranks.begin(), rec.ranks.end(),
+                                          [](const RankOutcome& o) { return o.ok(); });
+}
+
+// When the same case passes in the exercise's first dtype, or with SUM, the
+// dtype or the op is the mistake, whatever the provenance says (a loop of
+// its own over the elements writes nothing the simulator sees).
+std::string variant_hint(const Exercise& exercise, const Function& fn, const Case& c,
+                         const RankOutcome& o) {
+  const DType first = cases_for(exercise, c.ranks, false).front().dtype;
+  Case other = c;
+  other.dtype = first;
+  const std::string mine(dtype_name(c.dtype)), theirs(dtype_name(first));
+  if (c.dtype != first && op_applies(c.op, first) && passes(exercise, fn, other))
+    return "the same case in " + theirs + " passes, but not in " + mine +
+           ": your code seems to assume the element type. Elems know theirs: slice(offset, "
+           "count) counts elements, and comm.reduce and comm.copy combine them as buf.dtype "
+           "says; a loop of your own over int64_t (or 8-byte elements) reads " +
+           mine + " buffers wrong.";
+  other = c;
+  other.op = ReduceOp::SUM;
+  if (c.op == ReduceOp::SUM || !passes(exercise, fn, other)) return "";
+  const std::string op(op_name(c.op));
+  if (c.op == ReduceOp::AVG && std::fabs(o.held - o.expected * c.ranks) <= 1e-6 * std::fabs(o.held))
+    return "summed but not averaged: for AVG comm.reduce adds, and the function divides by P at "
+           "the end: comm.transport().divide(part.dtype, part.bytes(), comm.size()) on the part "
+           "of buf that holds its result.";
+  return "the same case with op sum passes, but not with op " + op +
+         ": every rank's input is there, but not combined with " + op +
+         ", the op the caller asked for: pass op on to comm.reduce instead of a fixed "
+         "ReduceOp::SUM" +
+         (c.op == ReduceOp::AVG ? ", and divide by P at the end for AVG." : ".");
+}
+
 }  // namespace
 
 std::string explain(const Exercise& exercise, const Function& fn, const Failure& failure) {
@@ -256,12 +301,22 @@ std::string explain(const Exercise& exercise, const Function& fn, const Failure&
           "send and receive in every round, and run all ceil(log2 P) rounds.\n";
       return text;
     }
+    const std::string variant = variant_hint(exercise, fn, c, o);
+    if (!variant.empty()) return text + "  hint: " + variant + "\n";
     text += explain_values(exercise, c, rec, static_cast<int>(r));
     text += "  the idea: " + std::string(exercise.hint) + "\n";
     return text;
   }
   text += "  hint: " + backend_hint(failure.stage) + "\n";
   return text;
+}
+
+std::string receive_first_deadlock(const std::string& error) {
+  static constexpr std::string_view question = " do the ranks run the same collectives in the same order?";
+  std::string text = error;
+  const std::size_t at = text.rfind(question);
+  if (at != std::string::npos) text.erase(at);
+  return text + " " + kReceiveFirst + ".";
 }
 
 std::string plain_steps(const std::string& text) {

@@ -19,4 +19,10 @@ std::string explain(const Exercise& exercise, const Function& fn, const Failure&
 // an exercise, a message's step is all that tells it apart.
 std::string plain_steps(const std::string& text);
 
+// The simulator's deadlock report for a world where every rank is blocked
+// receiving (watch.hpp): its closing question ("do the ranks run the same
+// collectives in the same order?"), which the peers and steps answer, gives
+// way to kReceiveFirst.
+std::string receive_first_deadlock(const std::string& error);
+
 }  // namespace ringlab::exercises

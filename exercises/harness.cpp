@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exercises/cost.hpp"
+#include "exercises/evidence.hpp"
 #include "exercises/explain.hpp"
 #include "exercises/record.hpp"
 #include "ops/atomic_file.hpp"
@@ -20,22 +21,25 @@ namespace ringlab::exercises {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: %s [check] [--stage simulator|inproc|nccl_rules|tcp] [--ranks P[,P...]]\n"
-    "          [--timeout-ms MS] [--large]\n"
+    "usage: %s [check] [--stage STAGE[,STAGE...]] [--ranks P[,P...]] [--timeout-ms MS]\n"
+    "          [--large] [--report-fd FD]\n"
     "       %s cost\n"
     "       %s record [--ranks P] [--count N] [--root R] --out FILE\n"
     "\n"
     "check   runs your %s on the cases of `ringlab exercise check` (world sizes 1 to 9;\n"
-    "        0, 1, 7 and 100003 elements) and explains the first failure: in the\n"
-    "        simulator, then on every backend of this build that runs on a CPU (tcp:\n"
-    "        one process per rank, forked at each world). --stage: that one only.\n"
-    "        --large: the simulator checks the 100003-element cases too.\n"
+    "        0, 1, 7 and 100003 elements; every dtype, every op) and explains the first\n"
+    "        failure: in the simulator, then on every backend of this build that runs on\n"
+    "        a CPU (tcp: one process per rank, forked at each world). --stage: those only\n"
+    "        (simulator, inproc, nccl_rules, tcp). --large: the simulator checks the\n"
+    "        100003-element cases too. --report-fd: where `ringlab exercise check`, which\n"
+    "        gives the verdict, reads what every case left (not for use by hand).\n"
     "cost    your algorithm's steps, messages and bytes per rank next to ringlab's.\n"
     "record  the simulator's recording of one case, for `ringlab exercise show`.\n";
 
 struct Arguments {
   std::string verb = "check";
-  std::string stage;  // "": the simulator and the in-process backends
+  std::vector<std::string> stages;  // empty: the simulator and the in-process backends
+  int report_fd = -1;
   std::vector<int> ranks;
   int timeout_ms = 5000;
   bool large = false;
@@ -53,14 +57,21 @@ int whole_number(const std::string& option, const std::string& text, long long m
   return static_cast<int>(value);
 }
 
-std::vector<int> rank_list(const std::string& text) {
-  std::vector<int> worlds;
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> items;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t comma = std::min(text.find(',', start), text.size());
-    worlds.push_back(whole_number("--ranks", text.substr(start, comma - start), 1, kMaxWorld));
+    items.push_back(text.substr(start, comma - start));
     start = comma + 1;
   }
+  return items;
+}
+
+std::vector<int> rank_list(const std::string& text) {
+  std::vector<int> worlds;
+  for (const std::string& item : comma_list(text))
+    worlds.push_back(whole_number("--ranks", item, 1, kMaxWorld));
   return worlds;
 }
 
@@ -79,7 +90,9 @@ Arguments parse(int argc, char** argv) {
     if (i + 1 >= argc) throw std::invalid_argument(option + " needs a value, or is unknown");
     const std::string value = argv[++i];
     if (option == "--stage")
-      a.stage = value;
+      a.stages = comma_list(value);
+    else if (option == "--report-fd")
+      a.report_fd = whole_number(option, value, 0, 1 << 20);
     else if (option == "--ranks")
       a.ranks = rank_list(value);
     else if (option == "--timeout-ms")
@@ -100,40 +113,47 @@ Arguments parse(int argc, char** argv) {
 
 // One stage; prints a line when it passes, the explained failure when not.
 bool run_stage(const Exercise& exercise, const Function& fn, const std::string& stage,
-               const Arguments& a) {
+               const Arguments& a, const Reporter* reporter) {
   const StageResult result =
       stage == kSimulatorStage
-          ? check_simulated(exercise, fn, a.ranks, a.large)
-          : check_on_backend(exercise, fn, stage, a.ranks, Duration(a.timeout_ms));
+          ? check_simulated(exercise, fn, a.ranks, a.large, reporter)
+          : check_on_backend(exercise, fn, stage, a.ranks, Duration(a.timeout_ms), reporter);
   if (!result.failure) {
     std::printf("%-10s %d cases passed\n", stage.c_str(), result.cases);
     std::fflush(stdout);
     return true;
   }
-  std::printf("%-10s %d cases passed, then\n%s%s", stage.c_str(), result.cases,
-              describe(exercise, *result.failure).c_str(),
-              explain(exercise, fn, *result.failure).c_str());
+  std::printf("%-10s %d cases passed, then\n%s", stage.c_str(), result.cases,
+              describe(exercise, *result.failure).c_str());
+  std::fflush(stdout);
+  // Explaining runs the function again in the simulator: the checker gives
+  // it a case's time.
+  if (reporter) reporter->send({Record::Kind::Phase, {"explaining"}, ""});
+  std::printf("%s", explain(exercise, fn, *result.failure).c_str());
   std::fflush(stdout);
   return false;
 }
 
-int check(const Exercise& exercise, const Function& fn, const Arguments& a) {
-  std::vector<std::string> stages;
-  if (!a.stage.empty()) {
-    stages.push_back(a.stage);
-  } else {
-    stages.emplace_back(kSimulatorStage);
-    for (const std::string& backend : check_backends()) stages.push_back(backend);
-  }
-  for (const std::string& stage : stages) {
-    const std::vector<std::string> names = check_backends();
-    if (stage != kSimulatorStage && std::find(names.begin(), names.end(), stage) == names.end()) {
-      std::string all = kSimulatorStage;
-      for (const std::string& n : names) all += ", " + n;
-      throw std::invalid_argument("--stage " + stage + ": this build checks on " + all);
+std::vector<std::string> stages_to_check(const Arguments& a) {
+  const std::vector<std::string> names = check_backends();
+  std::vector<std::string> all{kSimulatorStage};
+  all.insert(all.end(), names.begin(), names.end());
+  if (a.stages.empty()) return all;
+  for (const std::string& stage : a.stages)
+    if (std::find(all.begin(), all.end(), stage) == all.end()) {
+      std::string list;
+      for (const std::string& n : all) list += (list.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("--stage " + stage + ": this build checks on " + list);
     }
-    if (!run_stage(exercise, fn, stage, a)) return 1;
-  }
+  return a.stages;
+}
+
+int check(const Exercise& exercise, const Function& fn, const Arguments& a) {
+  const std::vector<std::string> stages = stages_to_check(a);
+  std::optional<Reporter> reporter;
+  if (a.report_fd >= 0) reporter.emplace(a.report_fd);
+  for (const std::string& stage : stages)
+    if (!run_stage(exercise, fn, stage, a, reporter ? &*reporter : nullptr)) return 1;
   return 0;
 }
 

@@ -18,7 +18,7 @@
 
 namespace ringlab::exercises {
 
-// The signatures of the nine functions (task.hpp); some exercises share one.
+// The signatures of the exercises' functions (task.hpp); some share one.
 using PingPongFn = void (*)(Comm&, Elems buf);
 using RootedFn = void (*)(Comm&, Elems buf, int root);
 using BlocksReduceFn = void (*)(Comm&, Elems buf, std::span<const Chunk> blocks, ReduceOp op);
@@ -27,8 +27,9 @@ using BlocksFn = void (*)(Comm&, Elems buf, std::span<const Chunk> blocks);
 using AllToAllFn = void (*)(Comm&, Elems send, std::span<const Chunk> send_blocks, Elems recv,
                             std::span<const Chunk> recv_blocks);
 using BarrierFn = void (*)(Comm&);
+using ReduceFn = void (*)(Comm&, Elems buf, ReduceOp op, int root);
 using Function = std::variant<PingPongFn, RootedFn, BlocksReduceFn, AllReduceFn, BlocksFn,
-                              AllToAllFn, BarrierFn>;
+                              AllToAllFn, BarrierFn, ReduceFn>;
 
 // Checks `fn` as exercise `name` as the arguments say (--help lists them);
 // returns the exit status: 0 passed, 1 failed, 2 bad arguments.

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "exercises/evidence.hpp"
+
 namespace ringlab::exercises {
 
 namespace {
@@ -95,12 +97,6 @@ void write_element(Buffer& buffer, DType dtype, std::size_t i, double value) {
   });
 }
 
-bool same_value(double held, double expected, DType dtype) {
-  if (dtype == DType::Float32 || dtype == DType::Float64)
-    return std::fabs(held - expected) <= 1e-6 * std::max(1.0, std::fabs(expected));
-  return held == expected;
-}
-
 void call(const Function& fn, Comm& comm, std::vector<Elems>& bufs, std::span<const Chunk> blocks,
           const Case& c) {
   std::visit(
@@ -118,6 +114,8 @@ void call(const Function& fn, Comm& comm, std::vector<Elems>& bufs, std::span<co
           f(comm, bufs.at(0), blocks);
         else if constexpr (std::is_same_v<F, AllToAllFn>)
           f(comm, bufs.at(0), blocks, bufs.at(1), blocks);
+        else if constexpr (std::is_same_v<F, ReduceFn>)
+          f(comm, bufs.at(0), c.op, c.root);
         else
           f(comm);
       },
@@ -155,7 +153,11 @@ RankOutcome run_case_on_rank(const Exercise& exercise, const Function& fn, const
     buffers.push_back(std::move(buffer));
   }
   const std::vector<Chunk> blocks = blocks_of(exercise, c);
-  Comm comm(run.run_on, run.sequence);
+  std::size_t bytes = 0;
+  for (const BufferPlan& plan : plans) bytes += plan.count * element_size(c.dtype);
+  const auto watching =
+      watching_transport(run.run_on, post_limit(c.ranks, c.count, bytes), run.watch);
+  Comm comm(*watching, run.sequence);
   call(fn, comm, elems, blocks, c);
 
   RankOutcome outcome;
@@ -176,6 +178,10 @@ RankOutcome run_case_on_rank(const Exercise& exercise, const Function& fn, const
       }
     }
   if (run.knowing) outcome.not_heard = not_heard_from(*run.knowing);
+  outcome.result = result_bytes(
+      exercise, c, rank,
+      [&](int b, std::size_t i) { return read_element(buffers[std::size_t(b)], c.dtype, i); },
+      outcome.not_heard);
   return outcome;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exercises/cases.hpp"
+#include "exercises/watch.hpp"
 #include "simulator/recording_transport.hpp"
 #include "transport/transport.hpp"
 
@@ -32,6 +33,9 @@ struct RankOutcome {
   std::size_t wrong = 0;
   // Barrier: the ranks this rank returned without having heard from.
   std::vector<int> not_heard;
+  // What the check's evidence digests (evidence.hpp, result_bytes), once the
+  // function returned.
+  std::vector<std::byte> result;
 
   bool ok() const { return ran && error.empty() && wrong == 0 && not_heard.empty(); }
 };
@@ -59,10 +63,13 @@ struct RankRun {
   sim::RecordingTransport* recorder = nullptr;  // names the buffers, when recording
   std::uint64_t sequence = 0;                   // the Comm's collective number
   const Transport* knowing = nullptr;           // a knowing_transport, for a barrier
+  WatchWorld* watch = nullptr;                  // the world's, where deadlocks are explained
 };
 
-// Runs the case on this rank. What the function throws goes through (so the
-// world fails at once); a wrong result does not throw: it is in the outcome.
+// Runs the case on this rank, the function talking to run_on through a
+// watching transport (watch.hpp: a rank that posts past post_limit throws
+// RunawayError). What the function throws goes through (so the world fails
+// at once); a wrong result does not throw: it is in the outcome.
 RankOutcome run_case_on_rank(const Exercise& exercise, const Function& fn, const Case& c,
                              const RankRun& run);
 

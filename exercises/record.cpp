@@ -5,6 +5,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "exercises/explain.hpp"
 #include "simulator/build_record.hpp"
 #include "simulator/fiber_world.hpp"
 
@@ -73,6 +74,7 @@ Recorded record_case(const Exercise& exercise, const Function& fn, const Case& c
   sim::RecordOptions options;
   options.values = values && case_bytes(exercise, c) <= kValueBudgetBytes;
   options.scratch_dtype = c.dtype;
+  WatchWorld watch;
   try {
     sim::FiberWorld world(c.ranks, /*move_data=*/true);
     KnowledgeWorld knowledge;
@@ -83,8 +85,9 @@ Recorded record_case(const Exercise& exercise, const Function& fn, const Case& c
       RankOutcome& mine = recorded.ranks[r];
       try {
         const bool barrier = exercise.shape == Shape::Barrier;
-        mine = run_case_on_rank(exercise, fn, c,
-                                {inner, *knowing, &recorder, 0, barrier ? knowing.get() : nullptr});
+        mine = run_case_on_rank(
+            exercise, fn, c,
+            {inner, *knowing, &recorder, 0, barrier ? knowing.get() : nullptr, &watch});
       } catch (const std::exception& e) {
         mine.ran = true;
         mine.error = e.what();
@@ -95,6 +98,8 @@ Recorded record_case(const Exercise& exercise, const Function& fn, const Case& c
     });
   } catch (const std::exception& e) {
     recorded.error = e.what();
+    if (recorded.error.rfind("deadlock", 0) == 0 && every_rank_receives_first(watch))
+      recorded.error = receive_first_deadlock(recorded.error);
   }
   recorded.info.operation =
       std::string(exercise.collective.empty() ? exercise.name : exercise.collective);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "exercises/evidence.hpp"
 #include "exercises/rank_run.hpp"
 
 namespace ringlab::exercises {
@@ -25,6 +26,11 @@ struct Failure {
   std::string error;               // what the world's run threw ("" if it returned)
 };
 
+// A deadlock of the simulator where every rank is blocked receiving
+// (watch.hpp) gets this ending instead of the simulator's question.
+inline constexpr const char* kReceiveFirst =
+    "every rank is blocked receiving, and would send only after its receive";
+
 struct StageResult {
   int cases = 0;  // cases that passed
   std::optional<Failure> failure;
@@ -35,15 +41,18 @@ struct StageResult {
 std::vector<std::string> check_backends();
 
 // In the simulator, worlds in order; with large, the 100,003-element cases too.
+// With a reporter, every world, every case's start on each rank and every
+// rank's result is reported as it happens (evidence.hpp).
 StageResult check_simulated(const Exercise& exercise, const Function& fn,
-                            std::span<const int> worlds, bool large);
+                            std::span<const int> worlds, bool large,
+                            const Reporter* reporter = nullptr);
 
 // On a backend: one world per size, every case of it in that world, each
 // wait limited to `timeout`. A process that is itself one rank of the world
 // (the tcp backend's, RANK and WORLD_SIZE set) lets its failure through.
 StageResult check_on_backend(const Exercise& exercise, const Function& fn,
                              const std::string& backend, std::span<const int> worlds,
-                             Duration timeout);
+                             Duration timeout, const Reporter* reporter = nullptr);
 
 // The failure as a learner reads it: where, which case, and what every rank
 // that went wrong was left with (or what it waited for).

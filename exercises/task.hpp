@@ -1,6 +1,6 @@
-// What an exercise file includes: the nine functions of `ringlab exercise`,
-// one per exercise, each written by the learner against Comm, the same API
-// every algorithm in primitives/ is written against (primitives/comm.hpp).
+// What an exercise file includes: the functions of `ringlab exercise`, one
+// per exercise, each written by the learner against Comm, the same API every
+// algorithm in primitives/ is written against (primitives/comm.hpp).
 //
 // The Comm of one call (comm):
 //   comm.rank(), comm.size()             this rank, the world size P
@@ -15,12 +15,25 @@
 // use the same step. Elems is a typed range: buf.slice(offset, count),
 // buf.count, buf.dtype. split_even(count, P) cuts a count into P chunks.
 //
+// Buffers come in every dtype: int64, int32, float32, float64. Let Elems and
+// comm's calls handle the element type (slice counts elements, reduce and
+// copy know the dtype); code that assumes 8-byte int64 elements fails.
+// An op is any of SUM, PRODUCT, MIN, MAX, the bitwise BAND, BOR, BXOR (on
+// integers) and AVG (on floats): comm.reduce(op, ...) applies it, adding for
+// AVG, and a function that takes an op divides by P at the end for AVG:
+//   if (op == ReduceOp::AVG) comm.transport().divide(part.dtype, part.bytes(), comm.size());
+// on the part of buf that holds its result.
+//
 // A message's receive buffer has the message's size: a receive of 3 elements
 // for a send of 2 is an error naming both ranks. Under NCCL's rules (the
 // nccl_rules backend, where this build has it) the messages between two
 // ranks match in the order they are posted, steps play no part, and nothing
 // moves until a rank waits: a blocking send completes only once its receive
 // is posted.
+//
+// The function must return to its caller: the check counts a case only once
+// every rank's call has returned and its buffers hold the right values, so
+// ending the program (exit, _exit, an atexit handler) fails the check.
 #pragma once
 
 #include <span>
@@ -59,8 +72,24 @@ void pairwise_all_to_all(ringlab::Comm& comm, ringlab::Elems send,
 // 8. dissemination_barrier: no rank returns before every rank has called it.
 void dissemination_barrier(ringlab::Comm& comm);
 
-// 9. ddp_bucket_average: grads (float32) is cut into buckets, listed in the
-//    order DDP's backward fills them; every rank ends with the average of
-//    grads over all ranks.
+// 9. gloo_ring_reduce: root ends with buf reduced (op) over all ranks, and
+//    every other rank with the partial result Gloo's segmented ring leaves.
+void gloo_ring_reduce(ringlab::Comm& comm, ringlab::Elems buf, ringlab::ReduceOp op, int root);
+
+// 10. recursive_halving_reduce_scatter: ring_reduce_scatter's result in
+//     log2 P rounds.
+void recursive_halving_reduce_scatter(ringlab::Comm& comm, ringlab::Elems buf,
+                                      std::span<const ringlab::Chunk> blocks,
+                                      ringlab::ReduceOp op);
+
+// 11. rabenseifner_all_reduce: recursive halving, then recursive doubling.
+void rabenseifner_all_reduce(ringlab::Comm& comm, ringlab::Elems buf, ringlab::ReduceOp op);
+
+// 12. binary_tree_all_reduce: up a binary tree to rank 0, then down it.
+void binary_tree_all_reduce(ringlab::Comm& comm, ringlab::Elems buf, ringlab::ReduceOp op);
+
+// 13. ddp_bucket_average: grads (float32) is cut into buckets, listed in the
+//     order DDP's backward fills them; every rank ends with the average of
+//     grads over all ranks.
 void ddp_bucket_average(ringlab::Comm& comm, ringlab::Elems grads,
                         std::span<const ringlab::Chunk> buckets);

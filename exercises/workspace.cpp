@@ -10,6 +10,7 @@
 
 #include "exercises/cases.hpp"
 #include "exercises/process.hpp"
+#include "exercises/supervise.hpp"
 #include "ops/atomic_file.hpp"
 
 namespace ringlab::exercises {
@@ -27,12 +28,15 @@ constexpr const char* kProject = R"(# ringlab exercises: one program per exercis
 cmake_minimum_required(VERSION 3.25)
 project(ringlab_exercises LANGUAGES CXX)
 find_package(ringlab 0.1 REQUIRED)
+# The exercises that passed their last check (`ringlab exercise check` keeps
+# this list): an exercise that builds on another gets the learner's own.
+include(${CMAKE_CURRENT_SOURCE_DIR}/.ringlab/passed.cmake OPTIONAL)
 
 file(GLOB started CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
 foreach(source IN LISTS started)
   get_filename_component(name ${source} NAME_WE)
   if(name IN_LIST RINGLAB_EXERCISES)
-    ringlab_add_exercise(${name} ${source})
+    ringlab_add_exercise(${name} ${source} PASSED ${RINGLAB_PASSED_EXERCISES})
   else()
     message(STATUS "${source}: not an exercise (ringlab exercise list), left out")
   endif()
@@ -102,6 +106,7 @@ bool build(const Workspace& w, const Exercise& e, const fs::path& package) {
     if (!fs::exists(cache) && on_path("ninja")) configure.insert(configure.end(), {"-G", "Ninja"});
     if (on_path("ccache")) configure.push_back("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache");
     const ProgramResult configured = run_program(configure, seconds(300));
+    if (configured.interrupted) throw Interrupted(configured.interrupted);
     if (!configured.ok()) {
       say(configured.output + "configuring the exercises' CMake project failed (cmake " +
           configured.describe() + ")\n");
@@ -110,12 +115,24 @@ bool build(const Workspace& w, const Exercise& e, const fs::path& package) {
   }
   const ProgramResult built = run_program(
       {"cmake", "--build", w.build().string(), "--target", std::string(e.name)}, seconds(600));
+  if (built.interrupted) throw Interrupted(built.interrupted);
   if (!built.ok()) {
     say(built.output + "building " + w.source(e).string() +
         " failed: the compiler says why, above\n");
     return false;
   }
   return true;
+}
+
+// Which of an exercise's helpers is the learner's: their own once it passed.
+std::string uses_note(const Workspace& w, const Exercise& e) {
+  if (e.uses.empty()) return "";
+  const Exercise& used = find_exercise(e.uses);
+  const std::string name(used.name);
+  if (state_of(w, used) == State::Passed)
+    return "with your " + name + " (" + w.source(used).string() + " passed its check)\n";
+  return "with ringlab's " + std::string(used.builtin) + " as " + name + ", until yours passes (" +
+         "ringlab exercise check " + name + ")\n";
 }
 
 }  // namespace
@@ -151,6 +168,7 @@ fs::path find_package_folder(const fs::path& ringlab_program) {
   const fs::path prefix = build / "exercise-prefix";
   const ProgramResult installed = run_program(
       {"cmake", "--install", build.string(), "--prefix", prefix.string()}, seconds(600));
+  if (installed.interrupted) throw Interrupted(installed.interrupted);
   if (!installed.ok())
     throw std::runtime_error("installing the build " + build.string() + " into " + prefix.string() +
                              " for the exercises failed (cmake " + installed.describe() + "):\n" +
@@ -191,22 +209,46 @@ State state_of(const Workspace& w, const Exercise& e, std::string* note) {
   return verdict == "passed" && same ? State::Passed : State::Failing;
 }
 
-bool check(const Workspace& w, const Exercise& e, const CheckOptions& options) {
+void require_started(const Workspace& w, const Exercise& e) {
   if (!fs::exists(w.source(e)))
     throw std::invalid_argument(w.source(e).string() + " does not exist: ringlab exercise start " +
                                 std::string(e.name) + " writes it");
+}
+
+void write_passed_list(const Workspace& w) {
+  std::string text = "# Written by `ringlab exercise check`: the exercises that passed.\nset(RINGLAB_PASSED_EXERCISES";
+  for (const Exercise& e : all_exercises())
+    if (state_of(w, e) == State::Passed) text += " " + std::string(e.name);
+  text += ")\n";
+  const fs::path file = w.folder / ".ringlab" / "passed.cmake";
+  if (read_text(file) == text) return;  // unchanged: no reconfiguring for nothing
+  fs::create_directories(file.parent_path());
+  write_file_atomically(file.string(), "list of passed exercises", text);
+}
+
+bool check(const Workspace& w, const Exercise& e, const CheckOptions& options) {
+  require_started(w, e);
+  write_passed_list(w);
   say("building " + w.program(e).string() + " from " + w.source(e).string() + "\n");
+  say(uses_note(w, e));
   bool passed = build(w, e, options.package);
   if (passed) {
-    const ProgramResult run = run_program(
-        {w.program(e).string(), "check", "--timeout-ms", std::to_string(options.timeout.count())},
-        seconds(900));
-    say(run.output);
-    if (!run.ok() && run.exit_status != 1)
-      say("the exercise's program " + run.describe() + " during the check above\n");
-    passed = run.ok();
+    SuperviseOptions supervise;
+    supervise.case_limit = options.case_limit;
+    supervise.wait_timeout = options.timeout;
+    supervise.memory_bytes = options.memory_bytes;
+    supervise.print = [](std::string_view text) { say(std::string(text)); };
+    const CheckRun run = run_check(e, {w.program(e).string()}, supervise);
+    if (run.interrupted) throw Interrupted(run.interrupted);
+    passed = run.passed;
   }
-  if (passed) say(run_program({w.program(e).string(), "cost"}, seconds(120)).output);
+  if (passed) {
+    const ProgramResult cost =
+        run_program({w.program(e).string(), "cost"}, seconds(options.case_limit.count() * 6));
+    if (cost.interrupted) throw Interrupted(cost.interrupted);
+    say(cost.output);
+    if (!cost.ok()) say("(the cost could not be measured: the program " + cost.describe() + ")\n");
+  }
   save_result(w, e, passed);
   say(passed ? "passed: " + std::string(e.name) + "\n" : "failing: " + std::string(e.name) + "\n");
   return passed;
@@ -214,15 +256,15 @@ bool check(const Workspace& w, const Exercise& e, const CheckOptions& options) {
 
 fs::path record(const Workspace& w, const Exercise& e, const fs::path& package, int ranks,
                 int count, int root) {
-  if (!fs::exists(w.source(e)))
-    throw std::invalid_argument(w.source(e).string() + " does not exist: ringlab exercise start " +
-                                std::string(e.name) + " writes it");
+  require_started(w, e);
+  write_passed_list(w);
   if (!build(w, e, package)) throw std::runtime_error("the exercise did not build (above)");
   const fs::path out = w.build() / (std::string(e.name) + ".recording");
   const ProgramResult run =
       run_program({w.program(e).string(), "record", "--ranks", std::to_string(ranks), "--count",
                    std::to_string(count), "--root", std::to_string(root), "--out", out.string()},
                   seconds(120));
+  if (run.interrupted) throw Interrupted(run.interrupted);
   if (!run.ok())
     throw std::runtime_error("recording " + std::string(e.name) + " failed (the program " +
                              run.describe() + "):\n" + run.output);

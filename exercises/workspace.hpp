@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -49,11 +50,24 @@ State state_of(const Workspace& workspace, const Exercise& exercise, std::string
 struct CheckOptions {
   fs::path package;                         // find_package_folder()
   std::chrono::milliseconds timeout{5000};  // every wait inside the checks
+  std::chrono::seconds case_limit{10};      // each case (supervise.hpp)
+  std::uint64_t memory_bytes = std::uint64_t{2} << 30;  // the program and all it starts
 };
 
-// Builds and checks the exercise, printing as it goes; records the result.
-// Returns true when every stage passed.
+// Throws std::invalid_argument, saying how to start it, when the exercise's
+// file is not there.
+void require_started(const Workspace& workspace, const Exercise& exercise);
+
+// Builds and checks the exercise, printing as it goes (supervise.hpp: the
+// verdict comes from what every case left, not from the program's exit
+// status); records the result. Returns true when every stage passed. Throws
+// Interrupted (process.hpp) when SIGINT or SIGTERM stopped it.
 bool check(const Workspace& workspace, const Exercise& exercise, const CheckOptions& options);
+
+// The exercises whose last check passed (state_of), as the workspace's
+// CMake project reads them (.ringlab/passed.cmake): ddp_bucket_average is
+// built with the learner's ring_all_reduce once that passed.
+void write_passed_list(const Workspace& workspace);
 
 // Builds the exercise and records one case of it in the simulator (P ranks,
 // count elements, root) into the build folder; returns that file.

@@ -63,6 +63,27 @@ void draw_controls(const GuiState& state, std::vector<Command>& commands) {
   }
 }
 
+// Picking the rank the canvas shows in detail: a click on its box (or chip),
+// '[' and ']' for the one before and after, Escape to follow the step again.
+void pick_rank(const GuiState& state, const FrameView& view, const RanksLayout& layout,
+               ImVec2 canvas_min, std::vector<Command>& commands) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ImGui::IsWindowHovered()) {
+    const int rank = rank_at(layout, {io.MousePos.x - canvas_min.x, io.MousePos.y - canvas_min.y});
+    if (rank >= 0) commands.push_back(SelectRank{rank});
+  }
+  if (io.WantTextInput) return;
+  const int ranks = static_cast<int>(view.ranks.size());
+  int focus = focus_rank(view, state.selected_rank);
+  for (ImWchar c : io.InputQueueCharacters) {
+    if (ranks == 0 || (c != '[' && c != ']')) continue;
+    focus = (focus + (c == ']' ? 1 : ranks - 1)) % ranks;
+    commands.push_back(SelectRank{focus});
+  }
+  if (state.selected_rank >= 0 && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+    commands.push_back(SelectRank{-1});
+}
+
 void draw_log(const GuiState& state, std::vector<Command>& commands) {
   ImGui::BeginChild("log", ImVec2(0, 0), true);
   const auto& sentences = state.recording.sentences;
@@ -94,6 +115,10 @@ std::vector<Command> draw_frame(const GuiState& state, const Fonts& fonts, Frame
     cache.revision = state.revision;
     cache.cursor = state.cursor;
   }
+  if (cache.selected_rank != state.selected_rank) {
+    cache.canvas = {-1, -1};
+    cache.selected_rank = state.selected_rank;
+  }
   const FrameView& view = cache.view;
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const WindowLayout window = window_layout({display.x, display.y});
@@ -119,10 +144,13 @@ std::vector<Command> draw_frame(const GuiState& state, const Fonts& fonts, Frame
                                                ImGui::GetStyle().ItemSpacing.y));
   ImGui::Dummy(canvas_size);
   if (!(cache.canvas == Vec2{canvas_size.x, canvas_size.y})) {
-    cache.layout = layout_ranks(view, {canvas_size.x, canvas_size.y}, layout_fonts(fonts));
+    cache.layout = layout_ranks(view, {canvas_size.x, canvas_size.y}, layout_fonts(fonts),
+                                state.selected_rank);
     cache.canvas = {canvas_size.x, canvas_size.y};
   }
+  cache.canvas_min = {canvas_min.x, canvas_min.y};
   paint_ranks(ImGui::GetWindowDrawList(), cache.layout, canvas_min, fonts);
+  pick_rank(state, view, cache.layout, canvas_min, commands);
   draw_log(state, commands);
   ImGui::End();
 

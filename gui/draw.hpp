@@ -13,12 +13,14 @@
 namespace ringlab::gui {
 
 // The frame and its layout as last drawn: rebuilt only when the recording,
-// the cursor or the canvas changes (a ring of 16 ranks takes tens of
+// the cursor, the picked rank or the canvas changes (a ring of 16 ranks takes tens of
 // milliseconds to lay out, too long for every frame of the window).
 struct FrameCache {
   int revision = -1;
   int cursor = -1;
+  int selected_rank = -2;
   Vec2 canvas{-1, -1};
+  Vec2 canvas_min;  // where the canvas was drawn, in screen pixels
   FrameView view;
   RanksLayout layout;
 };

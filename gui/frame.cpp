@@ -4,7 +4,6 @@
 #include "gui/frame.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -14,17 +13,6 @@
 namespace ringlab::gui {
 
 namespace {
-
-std::string element_text(const Tensor& tensor, std::size_t i) {
-  const double value = tensor.item_as_double(i);
-  if (tensor.dtype() == DType::Bool) return value != 0 ? "True" : "False";
-  char text[32];
-  if (!is_floating(tensor.dtype()))
-    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
-  else
-    std::snprintf(text, sizeof text, "%.4g", value);
-  return text;
-}
 
 // Elements [first, first + n) of a 1-D tensor as a tensor of its own.
 Tensor slice(const Tensor& tensor, std::size_t first, std::size_t n) {
@@ -86,6 +74,15 @@ BufferView buffer_view(const sim::Run& run, const sim::Replay& replay, int id, b
   buffer.sent = touched.read.count(id) > 0;
   const Tensor tensor = replay.tensor(id);
   buffer.block = tensor.numel();
+  if (!run.values_recorded) {
+    // A record of provenance only (a large run, a real run's trace): the
+    // cells show whose inputs they hold, and nothing pretends to be a value.
+    buffer.printed = "(" + std::to_string(tensor.numel()) + " elements, values not recorded)";
+    if (holds_blocks(run, region)) buffer.block = run.count;
+    for (std::size_t i = 0; i < tensor.numel(); ++i)
+      buffer.cells.push_back(make_cell(run, "", replay.provenance_at(id, i)));
+    return buffer;
+  }
   if (holds_blocks(run, region)) {
     std::vector<Tensor> blocks;
     for (int b = 0; b < run.ranks; ++b)
@@ -144,15 +141,11 @@ std::string frame_sentence(const Recording& recording, const FrameRef& frame) {
            " holds its input";
   std::string sentence = "step " + std::to_string(frame.step) + " of " + std::to_string(run.steps) +
                          part + ", " + phase_name(run, frame.step) + ": ";
-  const auto in_step = run.messages_in(frame.step);
-  if (in_step.empty()) {
+  const std::vector<sim::Message> messages = messages_as_told(run, frame.step);
+  if (messages.empty()) {
     sentence += "no messages; ranks work on their own buffers";
     return sentence;
   }
-  // A message that carries something tells more than an empty chunk.
-  std::vector<sim::Message> messages(in_step.begin(), in_step.end());
-  std::stable_partition(messages.begin(), messages.end(),
-                        [](const sim::Message& m) { return m.bytes > 0; });
   sentence += message_clause(run, messages.front());
   if (messages.size() == 2) sentence += "; " + message_clause(run, messages[1]);
   if (messages.size() > 2)
@@ -183,6 +176,8 @@ FrameView build_frame(const Recording& recording, int frame_index) {
   for (int rank = 0; rank < run.ranks; ++rank)
     view.ranks.push_back(rank_panel(run, replay, rank, frame.step, touched));
   if (frame.step > 0) add_messages(view, run, frame.step, /*name_buffers=*/true);
+  view.subject = subject_of(run, frame.step);
+  view.neighbours_only = neighbours_only(run);
   fill_cost(view.cost, act, frame.step, /*runs=*/frame.step > 0);
   return view;
 }

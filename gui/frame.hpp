@@ -15,7 +15,7 @@
 namespace ringlab::gui {
 
 struct CellView {
-  std::string text;          // the element's value, as the tensor prints it
+  std::string text;          // the element's value, as the tensor prints it ("": none recorded)
   sim::RankSet provenance;   // which ranks' inputs are inside it
   std::string ranks;         // those ranks as the cell's label: "3", "0-2", "all"
 };
@@ -45,7 +45,9 @@ struct ArrowView {
   int src = 0;
   int dst = 0;
   std::string label;         // "chunk 0 (r0+r3)", "its reply (server 1 + worker 0)"
+  std::string range;         // the label without whose inputs: "chunk 0", "its reply"
   bool reduced = false;      // the receiver reduced it into its own buffer
+  bool empty = false;        // it carries nothing: "empty chunk", a barrier's signal
 };
 
 struct CostView {
@@ -81,6 +83,14 @@ struct FrameView {
   // behind backward.
   bool training = false;
   std::vector<std::string> overlap_lines;
+  // The rank the sentence follows: the receiver of the message it names (in
+  // a frame without messages, of the last step shown; -1: none). Where the
+  // ranks are too many to show whole, the canvas shows this one in detail
+  // unless the learner picked another.
+  int subject = -1;
+  // Every message of the act goes between neighbours on the ring (rank r and
+  // r + 1 or r - 1, mod P): the middle of a ring of boxes stays clear.
+  bool neighbours_only = false;
 };
 
 FrameView build_frame(const GuiState& state);

@@ -20,18 +20,34 @@ std::vector<std::string> legend_of(const sim::Run& run) {
 void add_messages(FrameView& view, const sim::Run& run, sim::Step step, bool name_buffers) {
   for (const sim::Message& message : run.messages_in(step)) {
     std::string label = empty_message_name(run);
+    std::string range = label;
     if (message.bytes > 0) {
       // "block 2 of its scatter_list": the box marks the list as read.
-      std::string range = location_label(run, message.from);
+      range = location_label(run, message.from);
       range = range.substr(0, range.find(name_buffers ? " of its " : " of "));
       label = range + " (" + payload_text(run, message) + ")";
     }
-    view.arrows.push_back({message.src, message.dst, std::move(label), message.reduced});
+    view.arrows.push_back({message.src, message.dst, std::move(label), std::move(range),
+                           message.reduced, message.bytes == 0});
     view.message_lines.push_back(message_clause(run, message) + " [" +
                                  std::to_string(message.bytes) + " B]");
     view.ranks.at(static_cast<std::size_t>(message.src)).sends = true;
     view.ranks.at(static_cast<std::size_t>(message.dst)).receives = true;
   }
+}
+
+int subject_of(const sim::Run& run, sim::Step step) {
+  if (step == 0) return -1;
+  const std::vector<sim::Message> messages = messages_as_told(run, step);
+  return messages.empty() ? -1 : messages.front().dst;
+}
+
+bool neighbours_only(const sim::Run& run) {
+  for (const sim::Message& message : run.messages) {
+    const int apart = (message.dst - message.src + run.ranks) % run.ranks;
+    if (apart != 1 && apart != run.ranks - 1) return false;
+  }
+  return true;
 }
 
 void fill_cost(CostView& cost, const Act& act, sim::Step shown, bool runs) {

@@ -246,6 +246,14 @@ std::string op_verb(ReduceOp op) {
   return "reduces it into its own";
 }
 
+std::vector<sim::Message> messages_as_told(const sim::Run& run, sim::Step step) {
+  const auto in_step = run.messages_in(step);
+  std::vector<sim::Message> messages(in_step.begin(), in_step.end());
+  std::stable_partition(messages.begin(), messages.end(),
+                        [](const sim::Message& m) { return m.bytes > 0; });
+  return messages;
+}
+
 std::string empty_message_name(const sim::Run& run) {
   return run.operation == "barrier" ? "empty message" : "empty chunk";
 }
@@ -310,11 +318,21 @@ std::string seconds_text(double seconds) {
   return text;
 }
 
-std::string number_text(double value) {
+std::string value_text(double value, DType dtype) {
+  if (dtype == DType::Bool) return value != 0 ? "True" : "False";
   char text[32];
-  std::snprintf(text, sizeof text, "%.4g", value);
+  if (!is_floating(dtype))
+    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
+  else
+    std::snprintf(text, sizeof text, "%.4g", value);
   return text;
 }
+
+std::string element_text(const Tensor& tensor, std::size_t i) {
+  return value_text(tensor.item_as_double(i), tensor.dtype());
+}
+
+std::string number_text(double value) { return value_text(value, DType::Float64); }
 
 std::string list_text(const std::vector<std::string>& items) {
   std::string text;

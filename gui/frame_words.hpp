@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "ops/dtype.hpp"
 #include "ops/reduce_op.hpp"
+#include "ops/tensor.hpp"
 #include "simulator/record.hpp"
 
 namespace ringlab::gui {
@@ -54,6 +56,10 @@ std::string op_verb(ReduceOp op);
 // One message in words: "rank 1 sends chunk 0 to rank 2, which adds it to
 // its own".
 std::string message_clause(const sim::Run& run, const sim::Message& message);
+// The messages of a step in the order the sentences tell them: those that
+// carry something first (they tell more than an empty chunk), else in the
+// record's order. A sentence names the first.
+std::vector<sim::Message> messages_as_told(const sim::Run& run, sim::Step step);
 // A message without bytes: "empty message" (a barrier's signal) or "empty
 // chunk" (more ranks than elements).
 std::string empty_message_name(const sim::Run& run);
@@ -64,7 +70,13 @@ std::string phase_name(const sim::Run& run, sim::Step step);
 // ---- numbers
 // "5.00 us", "1.234 ms", "1.234 s": the one way times are printed.
 std::string seconds_text(double seconds);
-// A value as a cell shows it: "%.4g".
+// A value as a cell shows it, and as the sentences print numbers: the one
+// place values become text. Integer dtypes print whole ("12"), floating
+// point ones with four significant digits ("-0.5938", "102.5").
+std::string value_text(double value, DType dtype);
+// Element i of a tensor, as a cell shows it.
+std::string element_text(const Tensor& tensor, std::size_t i);
+// A floating-point number (a loss, a gradient, a learning rate).
 std::string number_text(double value);
 // "a", "a and b", "a, b and c".
 std::string list_text(const std::vector<std::string>& items);

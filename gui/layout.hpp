@@ -6,7 +6,10 @@
 // The layout fits any canvas: boxes are placed so that no two intersect and
 // everything lies inside the canvas. When the frame has more than fits, the
 // boxes show less (buffers this step does not touch fold into one line, then
-// smaller cells, then the box is cut with "...").
+// smaller cells), never a value too small to read. Where even that does not
+// fit, every rank becomes a chip (its title and its cells' colors, no text)
+// and one rank, the focus, gets a box of its own in full ("overview"); only
+// where not even that fits are the boxes cut with "...".
 #pragma once
 
 #include <string>
@@ -40,6 +43,7 @@ struct CellItem {
   TextItem value;         // centered above the label, on a dark backing
   TextItem label;         // the ranks ("0-2", "all"), along the bottom, on the stripes;
                           // empty when the cell has no input or is too narrow for it
+  int buffer = -1;        // its buffer: an index into the rank's RankPanel::buffers
 };
 
 struct PanelLayout {
@@ -50,6 +54,8 @@ struct PanelLayout {
   std::vector<TextItem> texts;
   std::vector<CellItem> cells;
   bool cut = false;  // the box was too small for everything ("..." at its end)
+  bool chip = false;   // a chip: the title and the cells' colors, values in the focus box
+  bool focus = false;  // the rank the focus box shows (a chip in its rank's color)
 };
 
 struct ArrowLayout {
@@ -57,23 +63,51 @@ struct ArrowLayout {
   int dst = 0;
   Vec2 from;
   Vec2 to;
+  bool faint = false;  // drawn thin, under the boxes: not the focus's, in a crossing overview
 };
 
 struct LabelLayout {
+  int arrow = 0;  // its arrow: an index into RanksLayout::arrows
   Rect box;       // the backing, inside the canvas
   TextItem text;  // inside box
 };
 
+// RanksLayout::detail of the overview, and of boxes cut short, past the
+// levels of whole boxes (layout_box.hpp's kDetails).
+inline constexpr int kOverviewDetail = 7;
+inline constexpr int kCutDetail = 8;
+
 struct RanksLayout {
   Vec2 canvas;
   std::string arrangement;          // "ring", "grid" or "groups" (servers above workers)
-  int detail = 0;                   // 0: everything; higher: less in each box
+  int detail = 0;  // 0: everything; higher: less in each box (kOverviewDetail, kCutDetail)
   std::vector<PanelLayout> panels;  // one per rank, in rank order
   std::vector<ArrowLayout> arrows;  // one per message of the step
-  std::vector<LabelLayout> labels;  // one per arrow
+  // One per arrow that has room for it, the focus's first, then those that
+  // carry data: a label that would cover a box or another label is left out
+  // (the side panel lists every message).
+  std::vector<LabelLayout> labels;
+  // Overview: the panels are chips, and the focus box shows rank `focus` in
+  // full, with a line saying how to pick another. Otherwise `focus` is the
+  // rank the learner picked, ringed (-1: none).
+  bool overview = false;
+  int focus = -1;
+  PanelLayout focus_box;
+  // Overview of a ring whose messages cross it: the focus's arrows go to and
+  // from its box, the others are faint (layout_overview.hpp).
+  bool arrows_at_focus_box = false;
 };
 
-RanksLayout layout_ranks(const FrameView& view, Vec2 canvas, const LayoutFonts& fonts);
+// The rank the focus box shows: the one the learner picked (`selected`, -1:
+// none), else the one the sentence follows, else rank 0.
+int focus_rank(const FrameView& view, int selected);
+
+RanksLayout layout_ranks(const FrameView& view, Vec2 canvas, const LayoutFonts& fonts,
+                         int selected = -1);
+
+// The rank whose box, chip or focus box holds `point` (a click there picks
+// it); -1: none.
+int rank_at(const RanksLayout& layout, Vec2 point);
 
 // The window's fixed parts at a display size: the side panel on the right,
 // the step log under the canvas.

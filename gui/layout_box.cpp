@@ -176,8 +176,9 @@ class BoxBuilder {
     units_.push_back(std::move(unit));
   }
 
-  // One buffer: its name line (not for the rank's tensor), then its cells in rows.
-  void buffer(const BufferView& buffer) {
+  // One buffer (the rank's `index`th): its name line (not for the rank's
+  // tensor), then its cells in rows.
+  void buffer(const BufferView& buffer, int index) {
     if (!buffer.primary) {
       std::string label = buffer.label + (buffer.changed ? "  (written now)" : "") + ":";
       if (style_.printed_labels && !buffer.scratch) label += " " + buffer.printed;
@@ -196,6 +197,7 @@ class BoxBuilder {
                      {style_.cell_w, style_.cell_h});
         unit.cells.push_back(cell_item(buffer.cells[static_cast<std::size_t>(i)], box,
                                        buffer.scratch, style_, fonts_));
+        unit.cells.back().buffer = index;
       }
       unit.bottom = y_ + style_.cell_h;
       y_ = unit.bottom + kCellGap;
@@ -245,12 +247,16 @@ class BoxBuilder {
   float y_ = kPad;
 };
 
-// One rank's box at the origin, `max_height` high at most.
+// One rank's box at the origin, `max_height` high at most; `hint`, when
+// given, goes under the title.
 PanelLayout build_panel(const RankPanel& panel, const BoxStyle& style, float max_height,
-                        const LayoutFonts& fonts) {
+                        const LayoutFonts& fonts, const std::string& hint = {}) {
   BoxBuilder box(style, fonts);
   const float swatch_w = 12;
   box.title(panel, swatch_w);
+  if (!hint.empty())
+    box.text(fitted_lines(hint, fonts.ui, fonts.ui.size * 0.8f, box.inner(), 2), FontKind::Ui,
+             fonts.ui.size * 0.8f, Tone::Dim, 4);
   // The article's line (compact boxes leave it out: the cells show it).
   if (style.line_size > 0) {
     std::string line = panel.line;
@@ -262,9 +268,9 @@ PanelLayout build_panel(const RankPanel& panel, const BoxStyle& style, float max
              FontKind::Mono, style.line_size, Tone::Text, 5);
   }
   int folded = 0;
-  for (const BufferView& buffer : panel.buffers) {
-    if (kept(buffer, style.keep))
-      box.buffer(buffer);
+  for (std::size_t b = 0; b < panel.buffers.size(); ++b) {
+    if (kept(panel.buffers[b], style.keep))
+      box.buffer(panel.buffers[b], static_cast<int>(b));
     else
       ++folded;
   }
@@ -292,6 +298,33 @@ void move_panel(PanelLayout& panel, Vec2 to) {
     cell.value.at = cell.value.at + by;
     cell.label.at = cell.label.at + by;
   }
+}
+
+PanelLayout build_focus_box(const FrameView& view, int rank, float width, const Detail& detail,
+                            float max_height, const std::string& hint, const LayoutFonts& fonts) {
+  // Every buffer the rank's chip shows, at least.
+  Detail whole = detail;
+  if (whole.keep == Keep::PrimaryAndTouched) whole.keep = Keep::UserAndTouched;
+  PanelLayout box = build_panel(view.ranks.at(static_cast<std::size_t>(rank)),
+                                box_style(view, width, whole, fonts), max_height, fonts, hint);
+  box.focus = true;
+  return box;
+}
+
+bool readable(const std::vector<PanelLayout>& panels, const FrameView& view) {
+  for (const PanelLayout& panel : panels) {
+    // A box with none of its rank's cells (a training step's buffers, none
+    // touched, all folded away) shows nothing of its data.
+    const RankPanel& rank = view.ranks.at(static_cast<std::size_t>(panel.rank));
+    const bool has_cells = std::any_of(rank.buffers.begin(), rank.buffers.end(),
+                                       [](const BufferView& b) { return !b.cells.empty(); });
+    if (has_cells && panel.cells.empty()) return false;
+    for (const CellItem& cell : panel.cells)
+      if ((!cell.value.text.empty() && cell.value.size < kLeastValuePx) ||
+          (!cell.label.text.empty() && cell.label.size < kLeastLabelPx))
+        return false;
+  }
+  return true;
 }
 
 std::vector<PanelLayout> build_panels(const FrameView& view, const std::vector<float>& widths,

@@ -37,12 +37,29 @@ inline constexpr Detail kDetails[] = {
     {21, 20, Keep::PrimaryAndTouched, false, 0.0f, 0, 0.62f, 3, true, 14, 0.46f, false},
 };
 inline constexpr int kDetailLevels = static_cast<int>(std::size(kDetails));
+static_assert(kDetailLevels == kOverviewDetail, "the overview comes after every level");
+
+// The least sizes, in pixels, at which a cell's value and its ranks label
+// read at a glance; a layout with anything smaller is not taken while an
+// overview fits.
+inline constexpr float kLeastValuePx = 9.0f;
+inline constexpr float kLeastLabelPx = 7.0f;
+
+// Whether every value and ranks label in the boxes is at least that size,
+// and every box of a rank with data shows some of its cells.
+bool readable(const std::vector<PanelLayout>& panels, const FrameView& view);
 
 // Every rank's box at the origin, rank r `widths[r]` wide and at most
 // `max_height` high.
 std::vector<PanelLayout> build_panels(const FrameView& view, const std::vector<float>& widths,
                                       const Detail& detail, float max_height,
                                       const LayoutFonts& fonts);
+
+// The overview's focus box: rank `rank`'s box at the origin, with `hint`
+// (how to pick another rank) under its title; it keeps every user buffer
+// (as the rank's chip does) at any level of detail.
+PanelLayout build_focus_box(const FrameView& view, int rank, float width, const Detail& detail,
+                            float max_height, const std::string& hint, const LayoutFonts& fonts);
 
 // A text at `at`, measured with the layout's fonts.
 TextItem text_item(Vec2 at, std::string text, FontKind font, float size, Tone tone,

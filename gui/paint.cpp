@@ -50,6 +50,11 @@ struct Painter {
     list->AddRect(at(item.box.min), at(item.box.max),
                   item.active ? kColors.panel_active : kColors.panel_border, 6.0f, 0,
                   item.active ? 2.5f : 1.0f);
+    // The overview's focus: its chip and its box, ringed inside in the
+    // rank's color.
+    if (item.focus)
+      list->AddRect(at(item.box.min + Vec2{3, 3}), at(item.box.max - Vec2{3, 3}),
+                    rank_color(item.rank), 4.0f, 0, 2.0f);
     if (item.swatch.width() > 0)
       list->AddRectFilled(at(item.swatch.min), at(item.swatch.max), rank_color(item.rank), 2.0f);
     for (const TextItem& line : item.texts) text(line);
@@ -62,11 +67,12 @@ struct Painter {
     if (length < 1.0f) return;
     const Vec2 unit = d * (1.0f / length);
     const Vec2 normal{-unit.y, unit.x};
-    const float head = 13.0f;
+    const float head = item.faint ? 8.0f : 13.0f;
+    const ImU32 color = item.faint ? kColors.faint_arrow : kColors.arrow;
     const Vec2 base = item.to - unit * head;
-    list->AddLine(at(item.from), at(base), kColors.arrow, 3.0f);
+    list->AddLine(at(item.from), at(base), color, item.faint ? 1.5f : 3.0f);
     list->AddTriangleFilled(at(item.to), at(base + normal * (head * 0.45f)),
-                            at(base - normal * (head * 0.45f)), kColors.arrow);
+                            at(base - normal * (head * 0.45f)), color);
   }
 
   void label(const LabelLayout& item) const {
@@ -81,9 +87,14 @@ struct Painter {
 
 void paint_ranks(ImDrawList* list, const RanksLayout& layout, ImVec2 origin, const Fonts& fonts) {
   const Painter painter{list, origin, fonts};
-  // Boxes, then the arrows over them, then the labels on top, readable.
+  // The faint arrows under the boxes, the others over them, then the labels
+  // on top, readable.
+  for (const ArrowLayout& arrow : layout.arrows)
+    if (arrow.faint) painter.arrow(arrow);
   for (const PanelLayout& panel : layout.panels) painter.panel(panel);
-  for (const ArrowLayout& arrow : layout.arrows) painter.arrow(arrow);
+  if (layout.overview) painter.panel(layout.focus_box);
+  for (const ArrowLayout& arrow : layout.arrows)
+    if (!arrow.faint) painter.arrow(arrow);
   for (const LabelLayout& label : layout.labels) painter.label(label);
 }
 

@@ -21,6 +21,7 @@ struct Colors {
   ImU32 missing = imgui_color(kMissingRgb);  // provenance slice of a rank not (yet) inside
   ImU32 cell_label = imgui_color(kCellLabelRgb, 215);  // backing behind a cell's value, ranks
   ImU32 arrow = imgui_color(kArrowRgb);
+  ImU32 faint_arrow = imgui_color(kArrowRgb, 110);  // one of many crossing messages
   ImU32 arrow_label = IM_COL32(20, 22, 26, 235);
 };
 inline const Colors kColors{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "gui/frame.hpp"
@@ -70,6 +71,7 @@ void change_settings(GuiState& state, const Settings& settings) {
     state.recording = std::move(recording);
     ++state.revision;
     move_cursor(state, old_cursor);
+    if (state.selected_rank >= settings.ranks) state.selected_rank = -1;
   } catch (const std::exception& e) {
     state.error = e.what();
     state.playing = false;
@@ -142,6 +144,13 @@ void apply(GuiState& state, const Command& command) {
           Settings settings = state.settings;
           settings.root = c.root;
           change_settings(state, settings);
+        } else if constexpr (std::is_same_v<C, SelectRank>) {
+          if (c.rank < -1 || c.rank >= state.settings.ranks)
+            state.error = "rank " + std::to_string(c.rank) + " is not a rank of this " +
+                          std::to_string(state.settings.ranks) + "-rank world: pick 0 to " +
+                          std::to_string(state.settings.ranks - 1);
+          else
+            state.selected_rank = c.rank;
         } else if constexpr (std::is_same_v<C, LogScrolled>) {
           state.log_scrolled_to = c.frame;
         } else if constexpr (std::is_same_v<C, LoadScenario>) {

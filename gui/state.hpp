@@ -35,6 +35,9 @@ struct GuiState {
   std::string error;              // why the last settings change was refused
   int log_scrolled_to = -1;       // the frame the step log last scrolled to show
   int revision = 0;               // counts the recordings: a new one, a new number
+  // The rank the canvas shows in detail where the ranks are too many to show
+  // whole (layout.hpp); -1 follows the step (the rank its sentence speaks of).
+  int selected_rank = -1;
 };
 
 // ---- Commands (what the controls send).
@@ -54,6 +57,10 @@ struct SetOp { ReduceOp op = ReduceOp::SUM; };
 struct SetRoot { int root = -1; };
 struct SetDType { DType dtype = DType::Int64; };
 struct LoadScenario { std::string name; int ranks = 0; };  // 0: its default
+// Picks the rank shown in detail (-1: follow the step again).
+struct SelectRank {
+  int rank = -1;
+};
 // The step log scrolled to show this frame (it follows the cursor once per move).
 struct LogScrolled {
   int frame = 0;
@@ -61,7 +68,7 @@ struct LogScrolled {
 
 using Command = std::variant<StepForward, StepBack, JumpToStart, JumpToEnd, JumpTo, TogglePlay,
                              SetSpeed, Tick, SetPrimitive, SetAlgorithm, SetRanks, SetElements,
-                             SetOp, SetRoot, SetDType, LoadScenario, LogScrolled>;
+                             SetOp, SetRoot, SetDType, LoadScenario, SelectRank, LogScrolled>;
 
 // A state with the settings recorded (throws std::invalid_argument for
 // settings that cannot run).
@@ -75,7 +82,8 @@ GuiState make_state(const Settings& settings, std::vector<Act> acts);
 // Applies one command. Settings that cannot run leave the recording as it was
 // and set state.error; the learner's next command clears it (the passing of
 // time and the log's scrolling do not). The cursor keeps its
-// step number when the run changes, clamped to the new run.
+// step number when the run changes, clamped to the new run, and the picked
+// rank where the new world still has it.
 void apply(GuiState& state, const Command& command);
 
 // Convenience for tests and the frame: the frame under the cursor.

@@ -38,9 +38,7 @@ std::string comm_clause(const TrainingWalk& walk, sim::Step k) {
               std::to_string(steps);
   }
   clause += " (" + phase_name(run, k) + ")";
-  std::vector<sim::Message> messages(run.messages_in(k).begin(), run.messages_in(k).end());
-  std::stable_partition(messages.begin(), messages.end(),
-                        [](const sim::Message& m) { return m.bytes > 0; });
+  const std::vector<sim::Message> messages = messages_as_told(run, k);
   if (messages.empty()) return clause + ": ranks work on their own buffers";
   // One message in words (the side panel lists them all): the sentence
   // also tells what the compute lane does.
@@ -316,7 +314,7 @@ void add_scratch(const TickState& at, int rank, RankPanel& panel) {
     const Tensor values = at.replay.tensor(id);
     for (std::size_t i = 0; i < values.numel(); ++i)
       buffer.cells.push_back(
-          make_cell(run, number_text(values.item_as_double(i)), at.replay.provenance_at(id, i)));
+          make_cell(run, element_text(values, i), at.replay.provenance_at(id, i)));
     buffer.printed = values.to_string();
     buffer.block = buffer.cells.size();
     panel.buffers.push_back(std::move(buffer));
@@ -367,6 +365,9 @@ FrameView build_training_frame(const Act& act, int t, const std::string& sentenc
     view.ranks.push_back(std::move(panel));
   }
   if (at.tick.step_runs) add_messages(view, run, at.k, /*name_buffers=*/false);
+  // Between its message steps, a tick follows the rank the last one did.
+  view.subject = subject_of(run, at.k);
+  view.neighbours_only = neighbours_only(run);
   fill_cost(view.cost, act, at.tick.shown_step >= 1 ? at.k : 0, at.tick.step_runs);
   return view;
 }

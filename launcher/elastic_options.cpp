@@ -1,19 +1,12 @@
 #include "launcher/elastic_options.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "launcher/capacity.hpp"
+#include "launcher/token_file.hpp"
 #include "launcher/token_maker.hpp"
 
 namespace ringlab::launch {
@@ -43,9 +36,6 @@ bool parse_bool(const std::string& option, const std::string& value) {
   if (value == "false" || value == "0") return false;
   throw std::invalid_argument(option + " '" + value + "': give true or false");
 }
-
-// The longest token file read: a secret is a line, not a document.
-constexpr off_t kMaxTokenFileBytes = 4096;
 
 }  // namespace
 
@@ -206,45 +196,6 @@ void validate(const ElasticOptions& o) {
     throw std::invalid_argument("--master-port is " + std::to_string(o.master_port) +
                                 ": use a TCP port, 1 to 65535 (0: pick a free one)");
   check_rank_capacity(o.workers.nproc_per_node, !o.log_dir.empty());
-}
-
-std::string read_token_file(const std::string& path) {
-  const std::string file = "--rdzv-conf token_file=" + path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw std::invalid_argument(file + ": cannot open it (" + std::strerror(errno) +
-                                "); write the job's secret there on every node, e.g. umask 077; "
-                                "openssl rand -hex 32 > " + path);
-  struct stat st {};
-  std::string text(static_cast<std::size_t>(kMaxTokenFileBytes) + 1, '\0');
-  ssize_t got = -1;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) == 0)
-    got = ::read(fd, text.data(), text.size());
-  const int read_error = errno;
-  ::close(fd);
-  if (!S_ISREG(st.st_mode))
-    throw std::invalid_argument(file + ": not a regular file; give a file that holds the secret");
-  if (st.st_mode & 077) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw std::invalid_argument(file + ": other users may read or change it (mode " + mode +
-                                "); a secret must be yours alone: chmod 600 " + path);
-  }
-  if (got < 0)
-    throw std::invalid_argument(file + ": cannot read it (" + std::strerror(read_error) + ")");
-  if (got > kMaxTokenFileBytes)
-    throw std::invalid_argument(file + ": longer than " + std::to_string(kMaxTokenFileBytes) +
-                                " bytes; it should hold one line, the secret");
-  text.resize(static_cast<std::size_t>(got));
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-  if (text.empty())
-    throw std::invalid_argument(file + ": the file is empty; write the job's secret there, "
-                                "e.g. openssl rand -hex 32 > " + path);
-  for (const char c : text)
-    if (c < 0x21 || c > 0x7e)
-      throw std::invalid_argument(file + ": the secret must be one line of printable characters "
-                                  "without spaces (e.g. openssl rand -hex 32)");
-  return text;
 }
 
 std::string elastic_job_token(const ElasticOptions& o, const char* from_environment) {

@@ -105,10 +105,8 @@ void validate(const ElasticOptions& options);
 // for a job of one node (max_nodes 1: no other node needs to know it). ""
 // for an open job (--rdzv-conf open=true). Throws std::invalid_argument for
 // a job of several nodes without a secret (what to give instead), an open
-// job given one, two secrets that differ, or a token file that is not
-// a regular file that only its owner can read, holding one line.
+// job given one, two secrets that differ, or a token file read_token_file
+// (token_file.hpp) refuses.
 std::string elastic_job_token(const ElasticOptions& options, const char* from_environment);
-// The secret in a token file (its one line, without the line break).
-std::string read_token_file(const std::string& path);
 
 }  // namespace ringlab::launch

@@ -1,5 +1,6 @@
 #include "launcher/spawn.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -22,6 +23,18 @@ namespace ringlab::launch {
 namespace {
 
 std::string system_error(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// The threads this process runs: /proc/self/task holds an entry for each
+// (Linux). 0 when it cannot tell.
+int thread_count() {
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (!tasks) return 0;
+  int count = 0;
+  while (const dirent* entry = ::readdir(tasks))
+    if (entry->d_name[0] != '.') ++count;
+  ::closedir(tasks);
+  return count;
+}
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
@@ -183,6 +196,13 @@ SpawnedChild spawn(const std::string& path, std::vector<std::string> argv,
 }
 
 SpawnedChild spawn_forked(const std::function<int()>& entry, const std::string& what) {
+  if (const int threads = thread_count(); threads > 1)
+    throw std::runtime_error(
+        "cannot start " + what + " as a fork of this program: it runs " +
+        std::to_string(threads) + " threads, and a fork copies only the calling one (a lock "
+        "another thread holds would stay locked in the rank for good): start the ranks before "
+        "the program starts a thread, or start the program under ringlab run (each of its "
+        "processes is then one rank, and forks none)");
   // What this process has buffered would otherwise be written twice: once by
   // it, once by the child's copy.
   std::cout.flush();

@@ -49,13 +49,15 @@ SpawnedChild spawn(const std::string& path, std::vector<std::string> argv,
 //    the rank's lines reach the launcher when it flushes them or ends;
 //  - this process's descriptors stay open (only 1 and 2 become the pipes);
 //    its memory is a copy, and so are the locks its other threads held at the
-//    fork, held forever: start ranks while the program runs one thread;
+//    fork, held forever: start ranks while the program runs one thread (a
+//    program that runs more is refused before the fork, saying how many);
 //  - it ends here, right after entry() returns: stdout and stderr are flushed
 //    and the child leaves with _exit(status), entry()'s return value (an
 //    exception out of entry() is printed, "PROGRAM: error: WHAT", status 1).
 //    _exit runs none of what belongs to the parent: no atexit handler, no
 //    static destructor, no unwinding into the frames of the call that forked.
-// Throws std::runtime_error naming `what` when the pipes or the fork fail.
+// Throws std::runtime_error naming `what` when the program runs more than one
+// thread, or the pipes or the fork fail.
 SpawnedChild spawn_forked(const std::function<int()>& entry, const std::string& what);
 
 }  // namespace ringlab::launch

@@ -8,7 +8,6 @@
 
 namespace ringlab::lessons {
 
-namespace {
 std::string collapse_spaces(std::string_view line) {
   std::string out;
   bool in_space = false;
@@ -23,14 +22,13 @@ std::string collapse_spaces(std::string_view line) {
   }
   return out;
 }
-}  // namespace
 
-std::string canonicalize(std::string_view output) {
+std::vector<std::string> canonical_lines(std::string_view output) {
   struct Line {
     int phase;
     int rank;
     std::size_t order;
-    std::string text;
+    std::string raw;
   };
   static const std::regex rank_pattern(R"(Rank (\d+))");
   std::vector<Line> lines;
@@ -41,7 +39,7 @@ std::string canonicalize(std::string_view output) {
   std::istringstream in{std::string(output)};
   std::string raw;
   while (std::getline(in, raw)) {
-    std::string text = collapse_spaces(raw);
+    const std::string text = collapse_spaces(raw);
     if (text.empty() || text.front() == '#' || text.starts_with("try: ")) continue;
     std::smatch match;
     int rank = 0, phase = rank0_phase;
@@ -50,13 +48,19 @@ std::string canonicalize(std::string_view output) {
       phase = text.rfind("before", 0) == 0 ? 0 : 1;
       if (rank == 0) rank0_phase = phase;
     }
-    lines.push_back({phase, rank, lines.size(), std::move(text)});
+    lines.push_back({phase, rank, lines.size(), raw});
   }
   std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
     return std::tie(a.phase, a.rank) < std::tie(b.phase, b.rank);
   });
+  std::vector<std::string> sorted;
+  for (Line& line : lines) sorted.push_back(std::move(line.raw));
+  return sorted;
+}
+
+std::string canonicalize(std::string_view output) {
   std::string result;
-  for (const Line& line : lines) result += line.text + '\n';
+  for (const std::string& line : canonical_lines(output)) result += collapse_spaces(line) + '\n';
   return result;
 }
 

@@ -13,9 +13,17 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ringlab::lessons {
 
 std::string canonicalize(std::string_view output);
+
+// The program's lines of `output`, as printed (spaces kept), in the canonical
+// order; canonicalize() is these with their spaces collapsed, one a line.
+std::vector<std::string> canonical_lines(std::string_view output);
+
+// A line with every run of white space made one space, none at either end.
+std::string collapse_spaces(std::string_view line);
 
 }  // namespace ringlab::lessons

@@ -1,14 +1,23 @@
 // Lesson "ddp_checkpoint" (world size 2): seed 004's demo_checkpoint, in the
 // article's order:
+//   setup(): dist.init_process_group("gloo"); torch.manual_seed(42)   (every rank)
+//   model = ToyModel(); ddp_model = DDP(model); SGD(lr=0.001)
 //   if rank == 0: torch.save(ddp_model.state_dict(), CHECKPOINT_PATH)
 //   dist.barrier()                       # rank 1 loads only after rank 0 saved
 //   ddp_model.load_state_dict(torch.load(CHECKPOINT_PATH, map_location=...))
-//   ... one training step ...
+//   optimizer.zero_grad()
+//   outputs = ddp_model(torch.randn(20, 10)); labels = torch.randn(20, 5)
+//   loss_fn(outputs, labels).backward(); optimizer.step()
 //   dist.barrier()                       # everyone has read the file
 //   if rank == 0: os.remove(CHECKPOINT_PATH)
 // The file is ringlab's checkpoint format (training/checkpoint.hpp: JSON,
 // written atomically). map_location has no counterpart: a ringlab
 // checkpoint holds plain float32 values, loaded into whatever rank reads it.
+// As in ddp_basic, the numbers are PyTorch's (training/torch_random.hpp):
+// every rank is seeded with 42 and draws the same model and the same batch,
+// so both ranks print the loss PyTorch 1.13 prints for the tutorial's
+// program, 0.915320635 (tests/golden/ddp_checkpoint.txt); saving and loading
+// draw no random numbers, so it is demo_basic's.
 // By default the file is a temporary one (named after rank 0's process id so
 // runs side by side do not meet); --checkpoint PATH saves it there and keeps it.
 #include <unistd.h>
@@ -19,18 +28,18 @@
 #include "training/checkpoint.hpp"
 #include "training/ddp.hpp"
 #include "training/finite.hpp"
-#include "training/init.hpp"
 #include "training/loss.hpp"
 #include "training/sgd.hpp"
+#include "training/torch_random.hpp"
 
 namespace ringlab::lessons {
 
 void ddp_checkpoint(ProcessGroup& pg, const LessonArgs& args) {
   using namespace training;
   const int rank = pg.rank();
+  TorchGenerator torch(42);  // setup(): torch.manual_seed(42), on every rank
   ToyModel model;
-  Generator init(42);
-  init_toy_model(model, init);
+  torch_init_toy_model(model, torch);
   DistributedDataParallel ddp_model(model, pg);
   MSELoss loss_fn;
   SGD optimizer(ddp_model.parameters(), {.lr = args.lr.value_or(0.001)});
@@ -56,15 +65,15 @@ void ddp_checkpoint(ProcessGroup& pg, const LessonArgs& args) {
   print_parameters(rank, "loaded", ddp_model.named_parameters());
 
   optimizer.zero_grad();
-  Generator data(1000 + static_cast<std::uint32_t>(rank));
-  const FloatTensor inputs = randn(20, 10, data);
-  const FloatTensor labels = randn(20, 5, data);
-  const float loss = loss_fn.forward(ddp_model(inputs), labels);
+  const FloatTensor inputs = torch.randn(20, 10);
+  const FloatTensor outputs = ddp_model(inputs);
+  const FloatTensor labels = torch.randn(20, 5);
+  const float loss = loss_fn.forward(outputs, labels);
   ddp_model.backward(loss_fn.backward());
   optimizer.step();
   check_step({.rank = rank, .step = "step 1", .lr = optimizer.options().lr}, loss,
              ddp_model.named_parameters());
-  print(rank_prefix(rank) + "loss " + python_float(loss));
+  print(rank_prefix(rank) + "loss " + significant(loss, 6));  // PyTorch sums in another order
   print_parameters(rank, "after step", ddp_model.named_parameters());
 
   pg.barrier();

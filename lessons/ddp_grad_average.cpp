@@ -8,8 +8,10 @@
 // averages over processes (divides the sum by the world size), while inside
 // a process the gradient is whatever the local loss gives (here a sum over
 // the batch). That contrast is the lesson, so both worlds run by default.
-// The local gradient is shown with ddp.no_sync() (backward without
-// communication), then the synchronized backward gives DDP's.
+// Every rank first prints what the article's program prints, its gradient
+// after DDP (print(model.module.weight.grad.item()): 14.0 on each of the 2
+// ranks), and then the explanation: the local gradient, computed with
+// ddp.no_sync() (backward without communication), and DDP's average.
 #include <string>
 
 #include "lessons/lesson.hpp"
@@ -24,16 +26,25 @@ std::string four_samples_problem(int world) {
   return "the four samples x = 0, 1, 2, 3 must split evenly: use 1, 2 or 4 ranks";
 }
 
+namespace {
+
+// Rank 0 says which samples the ranks hold; every rank waits for that line.
+void print_samples(ProcessGroup& pg, int per_rank) {
+  const int world = pg.size();
+  if (pg.rank() == 0)
+    print("the samples x = 0, 1, 2, 3 on " + std::to_string(world) + " rank" +
+          (world > 1 ? "s" : "") + ", " + std::to_string(per_rank) +
+          " per rank; w = 1, label 0, loss = sum((w*x - label)**2) on each rank");
+  pg.barrier();
+}
+
+}  // namespace
+
 void ddp_grad_average(ProcessGroup& pg, const LessonArgs&) {
   using namespace training;
   const int rank = pg.rank();
   const int world = pg.size();
   const int per_rank = 4 / world;
-  if (rank == 0)
-    print("the samples x = 0, 1, 2, 3 on " + std::to_string(world) + " rank" +
-          (world > 1 ? "s" : "") + ", " + std::to_string(per_rank) +
-          " per rank; w = 1, label 0, loss = sum((w*x - label)**2) on each rank");
-  pg.barrier();
 
   Linear model(1, 1, /*bias=*/false);
   model.weight.value.fill(1.0f);
@@ -52,14 +63,22 @@ void ddp_grad_average(ProcessGroup& pg, const LessonArgs&) {
     loss_fn.forward(ddp(x), label);
     ddp.backward(loss_fn.backward());
   }
-  print("at rank " + std::to_string(rank) + ", x = [" + shown + "], the local gradient is " +
-        python_float(model.weight.grad[0]));
+  const float local = model.weight.grad[0];
   model.zero_grad();
 
   loss_fn.forward(ddp(x), label);
   ddp.backward(loss_fn.backward());  // loss.backward(): all_reduce, then / world size
+  const float average = model.weight.grad[0];
+  // The article's line first: print(model.module.weight.grad.item()) on every rank.
+  print(python_float(average));
+  pg.barrier();
+
+  // Then why: the samples, each rank's own gradient, DDP's average.
+  print_samples(pg, per_rank);
+  print("at rank " + std::to_string(rank) + ", x = [" + shown + "], the local gradient is " +
+        python_float(local));
   print("at rank " + std::to_string(rank) + ", after DDP, the gradient is " +
-        python_float(model.weight.grad[0]));
+        python_float(average));
 
   pg.barrier();
   if (rank == 0)

@@ -14,8 +14,10 @@
 // DistributedSampler without shuffling), in batches of 10. --steps sets the epochs (default 3),
 // --lr the base lr. HOROVOD_FUSION_THRESHOLD (bytes) sets the fusion buffer,
 // as it does for Horovod. Rank 0 keeps a checkpoint per epoch,
-// checkpoint-EPOCH.json, in --checkpoint-dir (default: the current folder, as
-// the example's checkpoint_format does), and says where.
+// checkpoint-EPOCH.json, in --checkpoint-dir, and says where. The example's
+// checkpoint_format writes them in the current folder; the lesson's default
+// is a folder of their own there, ringlab-runs/horovod (kDefaultFolder), so
+// that a tour leaves no loose files where it ran.
 #include "training/horovod.hpp"
 
 #include <cstdlib>
@@ -32,6 +34,7 @@ namespace ringlab::lessons {
 
 namespace {
 
+constexpr const char* kDefaultFolder = "ringlab-runs/horovod";
 constexpr int kSamples = 80;
 constexpr int kBatch = 10;
 
@@ -133,7 +136,7 @@ void horovod(ProcessGroup& pg, const LessonArgs& args) {
   const std::vector<int> shard = shard_of(rank, hvd.size());
   // checkpoint_dir = args.checkpoint_dir if hvd.rank() == 0 else None
   const std::filesystem::path folder = std::filesystem::absolute(
-      args.checkpoint_dir.empty() ? std::string(".") : args.checkpoint_dir);
+      args.checkpoint_dir.empty() ? std::string(kDefaultFolder) : args.checkpoint_dir);
   if (rank == 0) std::filesystem::create_directories(folder);
   for (int epoch = 0; epoch < args.steps.value_or(3); ++epoch) {
     print(rank_prefix(rank) + "epoch " + std::to_string(epoch) + " loss " +

@@ -22,7 +22,8 @@ struct LessonArgs {
   std::optional<int> steps;    // training steps (train) or epochs (horovod)
   std::string checkpoint;      // ddp_checkpoint: where to save and keep it ("": a temporary file);
                                // train_elastic: where to save and resume ("": checkpoint.pt)
-  std::string checkpoint_dir;  // horovod: where rank 0 keeps its checkpoints ("": .)
+  std::string checkpoint_dir;  // horovod: where rank 0 keeps its checkpoints
+                               // ("": ringlab-runs/horovod)
   std::optional<int> max_epoch;  // train_elastic: epochs (default 100)
   double epoch_seconds = 0;      // train_elastic: a pause before each epoch (the article's sleep)
   // --dtype: the article's tensors in this dtype instead of its own (int64,

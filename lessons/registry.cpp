@@ -202,9 +202,8 @@ constexpr Lesson kLessons[] = {
      .default_world_size = 4,
      .run = horovod,
      .look = {"before broadcast_parameters every rank's weights differ; after, they are rank 0's",
-              "rank 0 keeps a checkpoint each epoch and prints where"},
-     .try_next =
-         "HOROVOD_FUSION_THRESHOLD=300 ringlab lesson horovod --checkpoint-dir horovod"},
+              "rank 0 keeps a checkpoint each epoch in ringlab-runs/horovod and prints where"},
+     .try_next = "HOROVOD_FUSION_THRESHOLD=300 ringlab lesson horovod"},
     {.name = "train",
      .teaches = "a deterministic DDP run to check by hand or against PyTorch",
      .default_world_size = 2,

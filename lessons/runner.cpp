@@ -17,8 +17,8 @@ std::string joined(const std::vector<std::string>& names) {
 }
 
 // The worlds a run of the lesson uses: --world-size, or the world of the job
-// a launcher (ringlab run, torchrun) started this process in, or the default
-// (and the lesson's second world).
+// a launcher (ringlab run, torchrun, srun, mpirun, horovodrun) started this
+// process in, or the default (and the lesson's second world).
 std::vector<int> worlds_of(const Lesson& lesson, const RunOptions& options) {
   if (options.world_size > 0) return {options.world_size};
   if (const int launched = backends::launched_world_size(); launched > 0) return {launched};
@@ -203,10 +203,20 @@ void check_tour_options(const RunOptions& options) {
   check_algorithms(options.group);
 }
 
-void run_tour(const RunOptions& options) {
+std::span<const Lesson> tour_lessons(std::string_view from) {
+  const std::span<const Lesson> lessons = all_lessons();
+  if (from.empty()) return lessons;
+  try {
+    return lessons.subspan(static_cast<std::size_t>(&find_lesson(from) - lessons.data()));
+  } catch (const std::invalid_argument& error) {
+    throw std::invalid_argument(std::string("--from: ") + error.what());
+  }
+}
+
+void run_tour(const RunOptions& options, std::string_view from) {
   // What every lesson shares is checked before the first one starts.
   check_tour_options(options);
-  for (const Lesson& lesson : all_lessons()) {
+  for (const Lesson& lesson : tour_lessons(from)) {
     if (print_tour_header(lesson, options)) {
       if (lesson.run_itself) {
         RunOptions every_backend = options;  // it runs them all, a column each

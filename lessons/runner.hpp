@@ -4,7 +4,9 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "backends/backends.hpp"
 #include "lessons/lesson.hpp"
@@ -54,7 +56,15 @@ void run_lesson(const Lesson& lesson, const RunOptions& options);
 // is skipped and its header says so and why. A lesson that runs itself on
 // every backend (support) does so whatever --backend says. A lesson whose
 // row has not_in_tour shows its header and that reason, and does not run.
-void run_tour(const RunOptions& options);
+// `from` names the lesson to start at ("": the first).
+void run_tour(const RunOptions& options, std::string_view from = "");
+
+// The lessons a tour from `from` shows, in order ("": all of them); throws
+// std::invalid_argument, naming the lessons, when no lesson has that name.
+std::span<const Lesson> tour_lessons(std::string_view from);
+// "ringlab tour --from NAME" with the options that matter to the tour (-n,
+// --backend, --algorithm): the command that goes on where a learner left.
+std::string tour_command(const RunOptions& options, std::string_view from);
 
 // The tour's header of one lesson, as run_tour prints it; false when the
 // lesson does not run there (a world size it cannot use, or not_in_tour),
@@ -66,14 +76,17 @@ void check_tour_options(const RunOptions& options);
 // The tour at the learner's pace, for a terminal (tour.cpp): one lesson at a
 // time, each with its header, two lines on what to look at, the lesson run
 // as `ringlab lesson` runs it (which says what to try next), and a prompt:
-// Enter for the next lesson, n to run it again on another world size, q to
-// quit.
+// Enter for the next lesson, n to run it again on another world size (the
+// sizes it can use are named; Enter goes back, q quits), q to quit. Quit
+// early, it says the command that goes on from the next lesson; at the end,
+// the steps of start_here.hpp.
 struct TourTerminal {
   // Writes the prompt and reads one line; nullopt when the input has ended.
   std::function<std::optional<std::string>(const std::string& prompt)> ask;
   // Runs the lesson with these options, its output on this terminal.
   std::function<void(const Lesson&, const RunOptions&)> run;
 };
-void run_paced_tour(const RunOptions& options, const TourTerminal& terminal);
+void run_paced_tour(const RunOptions& options, const TourTerminal& terminal,
+                    std::string_view from = "");
 
 }  // namespace ringlab::lessons

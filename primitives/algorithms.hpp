@@ -66,9 +66,8 @@ std::span<const Algorithm<ReduceScatterFn>> reduce_scatter_algorithms();
 std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms();
 std::span<const Algorithm<BarrierFn>> barrier_algorithms();
 
-// Names in table order and one-line summaries, for command lines and the GUI.
+// Names in table order, for command lines and the GUI.
 std::vector<std::string> algorithm_names(Collective c);
-std::string_view algorithm_summary(Collective c, std::string_view name);
 
 // Throws std::invalid_argument: "unknown <collective> algorithm '<name>':
 // use one of <valid>".

@@ -15,6 +15,7 @@ void Work::wait(Duration timeout) const {
   if (impl_) impl_->wait(timeout);
 }
 bool Work::is_completed() const { return !impl_ || impl_->is_completed(); }
+int Work::source_rank() const { return impl_ ? impl_->source_rank() : -1; }
 
 namespace {
 
@@ -38,10 +39,12 @@ class FutureWork final : public Work::Impl {
   std::string what_;
 };
 
-// Work backed by a transport request (isend/irecv).
+// Work backed by a transport request (isend/irecv; src: a receive's source
+// as posted, a rank or kAnySource; none for a send).
 class RequestWork final : public Work::Impl {
  public:
-  explicit RequestWork(std::unique_ptr<Request> request) : request_(std::move(request)) {}
+  explicit RequestWork(std::unique_ptr<Request> request, std::optional<int> src = std::nullopt)
+      : request_(std::move(request)), src_(src) {}
   void wait(Duration timeout) override {
     std::lock_guard lock(mutex_);
     if (!done_) request_->wait(timeout);
@@ -51,10 +54,17 @@ class RequestWork final : public Work::Impl {
     std::lock_guard lock(mutex_);
     return done_ || request_->test();
   }
+  int source_rank() override {
+    std::lock_guard lock(mutex_);
+    // test() first: the request's source() is only read once it is done.
+    if (!src_ || !(done_ || request_->test())) return -1;
+    return *src_ == kAnySource ? request_->source() : *src_;
+  }
 
  private:
   std::mutex mutex_;
   std::unique_ptr<Request> request_;
+  std::optional<int> src_;
   bool done_ = false;
 };
 
@@ -252,7 +262,11 @@ void ProcessGroup::check_same_everywhere(const Signature& mine) {
 // ---- point to point ---------------------------------------------------------
 
 void ProcessGroup::send(const Tensor& tensor, int dst, int tag) { isend(tensor, dst, tag).wait(options_.timeout); }
-void ProcessGroup::recv(Tensor& tensor, int src, int tag) { irecv(tensor, src, tag).wait(options_.timeout); }
+int ProcessGroup::recv(Tensor& tensor, int src, int tag) {
+  const Work work = irecv(tensor, src, tag);
+  work.wait(options_.timeout);
+  return work.source_rank();
+}
 
 Work ProcessGroup::isend(const Tensor& tensor, int dst, int tag) {
   transport_->check_peer(dst, "send: dst");
@@ -260,9 +274,9 @@ Work ProcessGroup::isend(const Tensor& tensor, int dst, int tag) {
       transport_->isend_typed(dst, user_tag(rank(), tag), tensor.bytes(), tensor.dtype())));
 }
 Work ProcessGroup::irecv(Tensor& tensor, int src, int tag) {
-  transport_->check_peer(src, "recv: src");
+  transport_->check_source(src, "recv: src");
   return Work(std::make_shared<RequestWork>(
-      transport_->irecv_typed(src, user_tag(rank(), tag), tensor.bytes(), tensor.dtype())));
+      transport_->irecv_typed(src, user_tag(rank(), tag), tensor.bytes(), tensor.dtype()), src));
 }
 
 // ---- collectives --------------------------------------------------------------

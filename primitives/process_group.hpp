@@ -34,6 +34,7 @@ class Work {
     virtual ~Impl() = default;
     virtual void wait(Duration timeout) = 0;
     virtual bool is_completed() = 0;
+    virtual int source_rank() { return -1; }
   };
   Work() = default;
   explicit Work(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -42,6 +43,10 @@ class Work {
   // TimeoutError if it is not done within timeout.
   void wait(Duration timeout = kDefaultTimeout) const;
   bool is_completed() const;
+  // A receive's sender once it completed (torch's Work._source_rank()): the
+  // rank it was posted for, or for one from kAnySource whichever rank sent
+  // the message. -1 for other work, or a receive not complete.
+  int source_rank() const;
 
  private:
   std::shared_ptr<Impl> impl_;
@@ -81,9 +86,13 @@ class ProcessGroup {
   void set_algorithm(Collective c, std::string name);  // validated now
   std::string algorithm(Collective c) const;           // the name in effect
 
-  // Point to point. tag >= 0.
+  // Point to point. tag >= 0. src may be kAnySource (dist.recv without src)
+  // where the transport receives from any source (inproc, tcp, the
+  // simulator's fibers; NCCL and nccl_rules refuse it): recv returns the
+  // rank the message came from, as torch's does (src itself when named);
+  // irecv's Work says it once complete (source_rank()).
   void send(const Tensor& tensor, int dst, int tag = 0);
-  void recv(Tensor& tensor, int src, int tag = 0);
+  int recv(Tensor& tensor, int src, int tag = 0);
   Work isend(const Tensor& tensor, int dst, int tag = 0);
   Work irecv(Tensor& tensor, int src, int tag = 0);
 

@@ -84,13 +84,6 @@ std::vector<std::string> names_of(std::span<const Algorithm<Fn>> table) {
   return names;
 }
 
-template <typename Fn>
-std::string_view summary_of(std::span<const Algorithm<Fn>> table, std::string_view name) {
-  for (const auto& a : table)
-    if (a.name == name) return a.summary;
-  return {};
-}
-
 // Calls fn(table) with the table of collective c.
 template <typename Visitor>
 decltype(auto) with_table(Collective c, Visitor&& fn) {
@@ -122,10 +115,6 @@ std::span<const Algorithm<BarrierFn>> barrier_algorithms() { return kBarrier; }
 
 std::vector<std::string> algorithm_names(Collective c) {
   return with_table(c, [](auto table) { return names_of(table); });
-}
-
-std::string_view algorithm_summary(Collective c, std::string_view name) {
-  return with_table(c, [&](auto table) { return summary_of(table, name); });
 }
 
 void unknown_algorithm(Collective c, std::string_view name,

@@ -1,59 +1,46 @@
 #include "python/bridge_group.hpp"
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <thread>
-#include <vector>
 
-#include "backends/traced_launch.hpp"
-#include "ops/atomic_file.hpp"
+#include "backends/rank_trace.hpp"
+#include "backends/rank_world.hpp"
 #include "primitives/algorithms.hpp"
 #include "simulator/recording_transport.hpp"
-#include "simulator/trace.hpp"
 #include "transport/tcp/tcp.hpp"
 
 namespace ringlab::python {
 
 namespace {
 
-std::int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// The time the ranks' traces show as 0: rank 0's clock when the group is
-// made, passed through the store (the ranks of one machine share the clock).
+// The time the ranks' traces show as 0 when no launcher gave one: rank 0's
+// clock when the group is made, passed through the store (the ranks of one
+// machine share the clock).
 std::int64_t agree_on_origin(store::KeyValueStore& store, int rank, Duration timeout) {
   const std::string key = "ringlab/trace/origin";
-  if (rank == 0) store.set(key, std::to_string(steady_now_ns()));
+  if (rank == 0) store.set(key, std::to_string(sim::steady_clock_ns()));
   return std::stoll(store.get(key, timeout));
 }
-
-// How long rank 0 waits for the other ranks' trace files before it merges.
-constexpr Duration kMergePatience = std::chrono::seconds(30);
 
 }  // namespace
 
 BridgeGroup::BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec spec)
     : spec_(std::move(spec)) {
-  tcp::WorldSpec r;
-  r.rank = spec_.rank;
-  r.world_size = spec_.size;
-  r.bind_addr = spec_.bind_addr;
-  r.job_token = spec_.job_token;
-  r.timeout = spec_.timeout;
-  transport_ = tcp::connect(r, store);
+  const backends::EnvironmentLookup environment = backends::process_environment();
+  const backends::RankSpec me =
+      backends::rank_spec(spec_.rank, spec_.size, environment, spec_.timeout);
+  spec_.timeout = me.group_timeout(spec_.timeout);
+  std::optional<backends::RankTrace> trace;
+  if (spec_.trace) trace = backends::torch_group_trace(environment);
+  // Refused here, before the ranks meet, rather than found out at the end.
+  if (trace && trace->ranks_merge) backends::prepare_trace_folder(*trace, spec_.rank);
+  transport_ = tcp::connect(me.world, store);
   std::shared_ptr<Transport> transport = transport_;
-  if (!spec_.trace_dir.empty() || !spec_.launcher_trace_dir.empty()) {
-    if (spec_.trace_origin_ns == 0)
-      spec_.trace_origin_ns = agree_on_origin(*store, spec_.rank, spec_.timeout);
-    sim::RecordOptions options;
-    options.wall_clock = true;
-    recorder_ = std::make_shared<sim::RecordingTransport>(*transport_, options);
-    transport = recorder_;
+  if (trace) {
+    if (trace->time_origin_ns == 0)
+      trace->time_origin_ns = agree_on_origin(*store, spec_.rank, spec_.timeout);
+    recorder_ = std::make_unique<backends::RankRecorder>(
+        *transport_, spec_.rank, spec_.size, std::move(*trace), "ringlab (torch.distributed)");
+    transport = recorder_->transport();
   }
   ProcessGroupOptions options;
   options.timeout = spec_.timeout;
@@ -62,14 +49,10 @@ BridgeGroup::BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec 
 }
 
 // A group destroyed before the program ends (dist.destroy_process_group())
-// still leaves its trace.
+// still leaves its trace: writing it waits for nobody.
 BridgeGroup::~BridgeGroup() {
-  try {
-    const std::string line = finish();
-    if (!line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ringlab: rank %d: no trace written: %s\n", spec_.rank, e.what());
-  }
+  const std::string line = finish();
+  if (!line.empty()) std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 void BridgeGroup::announce(Collective c, std::size_t bytes) {
@@ -96,58 +79,8 @@ std::string BridgeGroup::finish() {
   std::lock_guard lock(mutex_);
   if (finished_ || !recorder_) return "";
   finished_ = true;
-  const bool own = spec_.launcher_trace_dir.empty();
-  const std::string line = write_rank_file(own ? spec_.trace_dir : spec_.launcher_trace_dir);
-  if (own && spec_.rank == 0) return merge_rank_files();
-  return line;
-}
-
-std::string BridgeGroup::write_rank_file(const std::string& folder) {
-  const std::string path = backends::rank_trace_path(folder, spec_.rank);
-  try {
-    std::filesystem::create_directories(folder);
-    sim::TraceOptions options;
-    options.max_events = spec_.trace_max_events;
-    options.process_name = "ringlab (torch.distributed)";
-    options.time_origin_ns = spec_.trace_origin_ns;
-    write_file_atomically(path, "trace file", [&](std::ostream& out) {
-      sim::write_rank_trace(recorder_->log(), out, options);
-    });
-  } catch (const std::exception& e) {
-    return "ringlab: rank " + std::to_string(spec_.rank) + ": no trace written: " + e.what();
-  }
-  return "";
-}
-
-// Rank 0, on its own trace: the other ranks write theirs as they finish,
-// which is soon (their group goes when their program ends): kMergePatience.
-std::string BridgeGroup::merge_rank_files() {
-  const auto deadline = std::chrono::steady_clock::now() + std::min(spec_.timeout, kMergePatience);
-  std::vector<std::string> inputs;
-  std::vector<int> missing;
-  for (int q = 0; q < spec_.size; ++q) {
-    const std::string file = backends::rank_trace_path(spec_.trace_dir, q);
-    while (!std::filesystem::exists(file) && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (std::filesystem::exists(file)) inputs.push_back(file);
-    else missing.push_back(q);
-  }
-  const std::string output = (std::filesystem::path(spec_.trace_dir) / "trace.json").string();
-  std::size_t events = 0;
-  try {
-    events = sim::merge_traces(inputs, output);
-  } catch (const std::exception& e) {
-    return std::string("ringlab: cannot merge the ranks' traces: ") + e.what();
-  }
-  std::string line = "ringlab: trace of " + std::to_string(inputs.size()) + " rank(s) (" +
-                     std::to_string(events) + " events) written to " + output +
-                     "; open it in https://ui.perfetto.dev or chrome://tracing";
-  if (!missing.empty()) {
-    line += "; rank(s)";
-    for (int q : missing) line += " " + std::to_string(q);
-    line += " wrote none within the timeout";
-  }
-  return line;
+  const std::string line = recorder_->write();
+  return line.empty() ? "" : "ringlab: " + line;
 }
 
 }  // namespace ringlab::python

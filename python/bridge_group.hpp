@@ -3,16 +3,24 @@
 // and a ringlab ProcessGroup on it whose collectives the Python side
 // (ringlab/torch.py) calls on views of the torch tensors' memory.
 //
+// It reads the variables every ringlab rank reads, as a rank does
+// (backends/rank_world.hpp): RINGLAB_BIND_ADDR, RINGLAB_JOB_TOKEN, and
+// RINGLAB_TIMEOUT_MS, which wins over torch's timeout.
+//
 // It also says which algorithm ran (rank 0, on stderr, the first time each
-// collective runs with each algorithm) and, when asked, records every
-// message for a Perfetto trace: the same per-rank file `ringlab run --trace`
-// merges (backends/traced_launch.hpp), or, on its own, every rank's file and
-// rank 0's merge of them into DIR/trace.json.
+// collective runs with each algorithm) and, for the group the Python side
+// traces (the first of the process), records every message through the
+// ranks' one trace path (backends/rank_trace.hpp): under `ringlab run
+// --trace` its rank<r>.json for the launcher to merge; with RINGLAB_TRACE=DIR
+// its DIR/rank<r>.json, the last rank to write merging every rank's into
+// DIR/trace.json. Nothing waits for another rank's file, in finish() or in
+// the destructor.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -20,8 +28,8 @@
 #include "primitives/process_group.hpp"
 #include "store/key_value_store.hpp"
 
-namespace ringlab::sim {
-class RecordingTransport;
+namespace ringlab::backends {
+class RankRecorder;
 }
 namespace ringlab::tcp {
 class TcpTransport;
@@ -32,29 +40,23 @@ namespace ringlab::python {
 struct GroupSpec {
   int rank = 0;
   int size = 1;
+  // torch's; RINGLAB_TIMEOUT_MS, when set, wins (timeout() says which ran).
   Duration timeout = kDefaultTimeout;
-  // Where this rank listens for the others (RINGLAB_BIND_ADDR) and the job's
-  // secret (RINGLAB_JOB_TOKEN; empty: an open job, loopback only).
-  std::string bind_addr = "127.0.0.1";
-  std::string job_token;
   // Algorithm per collective, and where each choice came from, for the line
   // that says which ran ("RINGLAB_ALGORITHMS", "the backend's options").
   std::map<Collective, std::string> algorithms;
   std::map<Collective, std::string> algorithm_sources;
-  // Traces. trace_dir (RINGLAB_TRACE): every rank writes rank<r>.json
-  // there, and rank 0 merges them into trace.json. launcher_trace_dir
-  // (RINGLAB_TRACE_DIR, set by `ringlab run --trace`): write rank<r>.json
-  // only; the launcher merges. Empty: no trace.
-  std::string trace_dir;
-  std::string launcher_trace_dir;
-  std::int64_t trace_origin_ns = 0;  // 0: agreed through the store
-  std::size_t trace_max_events = 200000;
+  // The group the process traces, if its variables ask for a trace
+  // (RINGLAB_TRACE_DIR, else RINGLAB_TRACE).
+  bool trace = false;
 };
 
 class BridgeGroup {
  public:
   // Connects to the other ranks through `store` (tcp::connect); the store is
-  // used for nothing after that.
+  // used for nothing after that. Throws std::invalid_argument, before it
+  // meets them, naming a variable that is wrong (RINGLAB_TRACE=DIR where DIR
+  // cannot be written).
   BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec spec);
   ~BridgeGroup();
   BridgeGroup(const BridgeGroup&) = delete;
@@ -63,22 +65,21 @@ class BridgeGroup {
   ProcessGroup& group() { return *group_; }
   int rank() const { return spec_.rank; }
   int size() const { return spec_.size; }
+  // The timeout of every wait: torch's, or RINGLAB_TIMEOUT_MS.
+  Duration timeout() const { return spec_.timeout; }
 
   // Says (rank 0, once per collective and algorithm) which algorithm runs
   // `c` on `bytes` bytes: the one in effect, or auto's choice.
   void announce(Collective c, std::size_t bytes);
-  // Writes the trace (and, with trace_dir on rank 0, merges the ranks' files,
-  // waiting up to the timeout for them); returns a line saying where it went
-  // ("" when there is no trace). Once; later calls return "".
+  // Writes the trace (and merges the ranks' files where this rank is the
+  // last to write one); returns a line saying where it went or why it did
+  // not ("" when there is nothing to say). Once; later calls return "".
   std::string finish();
 
  private:
-  std::string write_rank_file(const std::string& folder);
-  std::string merge_rank_files();
-
   GroupSpec spec_;
   std::shared_ptr<tcp::TcpTransport> transport_;
-  std::shared_ptr<sim::RecordingTransport> recorder_;
+  std::unique_ptr<backends::RankRecorder> recorder_;
   std::unique_ptr<ProcessGroup> group_;
   std::mutex mutex_;
   std::set<std::pair<Collective, std::string>> announced_;

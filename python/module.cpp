@@ -17,6 +17,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/rank_world.hpp"
 #include "python/bridge_group.hpp"
 #include "primitives/algorithms.hpp"
 #include "python/python_store.hpp"
@@ -70,13 +71,7 @@ GroupSpec make_spec(int rank, int size, std::int64_t timeout_ms, const py::dict&
   const std::map<std::string, std::function<void(py::handle)>> setters = {
       {"algorithms", [&](py::handle v) { spec.algorithms = by_collective(v); }},
       {"algorithm_sources", [&](py::handle v) { spec.algorithm_sources = by_collective(v); }},
-      {"bind_addr", [&](py::handle v) { spec.bind_addr = text(v); }},
-      {"job_token", [&](py::handle v) { spec.job_token = text(v); }},
-      {"trace_dir", [&](py::handle v) { spec.trace_dir = text(v); }},
-      {"launcher_trace_dir", [&](py::handle v) { spec.launcher_trace_dir = text(v); }},
-      {"trace_origin_ns", [&](py::handle v) { spec.trace_origin_ns = py::cast<std::int64_t>(v); }},
-      {"trace_max_events",
-       [&](py::handle v) { spec.trace_max_events = py::cast<std::size_t>(v); }},
+      {"trace", [&](py::handle v) { spec.trace = py::cast<bool>(v); }},
   };
   for (auto [key, value] : options) {
     const auto setter = setters.find(text(key));
@@ -90,7 +85,12 @@ GroupSpec make_spec(int rank, int size, std::int64_t timeout_ms, const py::dict&
 std::shared_ptr<BridgeGroup> make_group(py::object adapter, int rank, int size,
                                         std::int64_t timeout_ms, const py::dict& options) {
   GroupSpec spec = make_spec(rank, size, timeout_ms, options);
-  auto store = std::make_shared<PythonStore>(std::move(adapter), spec.timeout);
+  // The store's waits too are limited by the timeout the group runs with
+  // (RINGLAB_TIMEOUT_MS wins over torch's: backends/rank_world.hpp).
+  const Duration timeout =
+      backends::rank_spec(rank, size, backends::process_environment(), spec.timeout)
+          .group_timeout(spec.timeout);
+  auto store = std::make_shared<PythonStore>(std::move(adapter), timeout);
   std::shared_ptr<BridgeGroup> group;
   {
     py::gil_scoped_release release;
@@ -208,6 +208,9 @@ PYBIND11_MODULE(_ringlab, m) {
             py::arg("timeout_ms"), py::arg("options") = py::dict());
   group.def_property_readonly("rank", &BridgeGroup::rank);
   group.def_property_readonly("size", &BridgeGroup::size);
+  group.def_property_readonly("timeout_ms", [](const BridgeGroup& g) {
+    return static_cast<std::int64_t>(g.timeout().count());
+  });
   group.def("algorithm", [](BridgeGroup& g, const std::string& collective) {
     return g.group().algorithm(parse_collective(collective));
   });

@@ -114,6 +114,7 @@ class FiberRecv final : public Request {
     if (!posted_->done) world_.yield();  // a polling loop lets the others run
     return posted_->done;
   }
+  int source() const override { return posted_->done ? posted_->sender : -1; }
   void wait(Duration timeout) override {
     const Duration deadline = world_.deadline_after(timeout);
     bool timed_out = false;
@@ -147,6 +148,7 @@ class FiberTransport final : public Transport {
   std::string_view name() const override {
     return world_.move_data ? "fibers" : "fibers (no data)";
   }
+  bool receives_from_any_source() const override { return true; }
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override {
     check_peer(dst, "destination rank");
@@ -156,11 +158,11 @@ class FiberTransport final : public Transport {
   }
 
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override {
-    check_peer(src, "source rank");
+    check_source(src, "source rank");
     auto posted = world_.boxes[static_cast<std::size_t>(rank_)].receive(src, tag, data);
     if (!posted->done) return std::make_unique<FiberRecv>(world_, rank_, std::move(posted));
     if (!posted->error.empty()) return std::make_unique<FailedRequest>(posted->error);
-    return std::make_unique<CompletedRequest>();
+    return std::make_unique<CompletedRequest>(posted->sender);
   }
 
   Buffer allocate(std::size_t bytes) override {
@@ -296,7 +298,7 @@ void FiberWorld::State::advance_time() {
     for (int r = 0; r < size; ++r) {
       const Fiber& f = fiber(r);
       if (!f.finished && shown++ < 16)
-        out << " rank " << r << " waits for rank " << f.waiting_for << " ("
+        out << " rank " << r << " waits for " << describe_source(f.waiting_for) << " ("
             << describe_tag(f.waiting_tag) << ");";
     }
     out << " do the ranks run the same collectives in the same order?";

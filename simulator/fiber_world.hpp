@@ -1,7 +1,8 @@
 // Virtual ranks as fibers: every rank runs on one OS thread, switching
 // (ucontext) only when it waits for a message that has not arrived. 1024
 // ranks cost 1024 small stacks, not 1024 threads, and no locks. Messages are
-// matched as in the in-process transport (transport/mailbox.hpp), and the
+// matched as in the in-process transport (transport/mailbox.hpp, on the one
+// matcher, transport/matcher.hpp; receives may be for any source), and the
 // world passes the transport conformance suite.
 //
 // Time is virtual. It passes only when every unfinished rank waits, and then

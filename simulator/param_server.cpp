@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "simulator/build_record.hpp"
 #include "simulator/fiber_world.hpp"
@@ -24,15 +25,51 @@ std::uint64_t splitmix(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// `how_many` distinct keys of 0..K-1, sorted (partial Fisher-Yates).
+// `how_many` distinct keys of 0..K-1, sorted (partial Fisher-Yates). The
+// list of all K keys is virtual: `moved` holds the positions a swap changed
+// (position i holds key i otherwise), so a draw costs its own size, not K,
+// and draws the keys the whole list would.
 std::vector<std::size_t> pick_keys(std::size_t K, std::size_t how_many, std::uint64_t& state) {
-  std::vector<std::size_t> all(K);
-  for (std::size_t k = 0; k < K; ++k) all[k] = k;
+  std::unordered_map<std::size_t, std::size_t> moved;
+  const auto at = [&](std::size_t i) {
+    const auto found = moved.find(i);
+    return found == moved.end() ? i : found->second;
+  };
   how_many = std::min(how_many, K);
-  for (std::size_t i = 0; i < how_many; ++i) std::swap(all[i], all[i + splitmix(state) % (K - i)]);
-  all.resize(how_many);
-  std::sort(all.begin(), all.end());
-  return all;
+  std::vector<std::size_t> drawn(how_many);
+  for (std::size_t i = 0; i < how_many; ++i) {
+    const std::size_t j = i + splitmix(state) % (K - i);
+    drawn[i] = at(j);
+    moved[j] = at(i);
+  }
+  std::sort(drawn.begin(), drawn.end());
+  return drawn;
+}
+
+// Within kMaxPsKeysMoved and kMaxPsMessages (ranks, iterations and keys
+// are checked first, so no product overflows).
+void check_traffic(const PsScenario& s) {
+  const std::string shape = std::to_string(s.iterations) + " iteration(s) x " +
+                            std::to_string(s.workers) + " worker(s) x ";
+  const auto iterations = static_cast<std::uint64_t>(s.iterations);
+  const auto workers = static_cast<std::uint64_t>(s.workers);
+  const std::uint64_t push = std::min(s.push_per_worker, s.keys);
+  const std::uint64_t pull = std::min(s.pull_per_worker, s.keys);
+  const std::uint64_t moved = iterations * workers * (push + pull);
+  if (moved > kMaxPsKeysMoved)
+    throw std::invalid_argument(
+        "parameter server: " + shape + "(" + std::to_string(push) + " pushed + " +
+        std::to_string(pull) + " pulled) = " + std::to_string(moved) +
+        " keys moved, more than the simulator takes: at most " + std::to_string(kMaxPsKeysMoved) +
+        " (kMaxPsKeysMoved): lower --iterations, --workers, --push or --pull");
+  const std::uint64_t messages = iterations * workers * static_cast<std::uint64_t>(s.servers) * 6;
+  if (messages > kMaxPsMessages)
+    throw std::invalid_argument(
+        "parameter server: " + shape + std::to_string(s.servers) + " server(s) send up to " +
+        std::to_string(messages) +
+        " messages (6 per iteration, worker and server), more than the simulator takes: at most " +
+        std::to_string(kMaxPsMessages) + " (kMaxPsMessages): lower --iterations, --workers or "
+        "--servers");
 }
 
 void validate(const PsScenario& s) {
@@ -41,12 +78,18 @@ void validate(const PsScenario& s) {
                                 "1024 ranks in all (got " + std::to_string(s.servers) +
                                 " servers, " + std::to_string(s.workers) + " workers)");
   if (s.keys < 1) throw std::invalid_argument("parameter server: keys must be at least 1");
+  if (s.keys > kMaxPsKeys)
+    throw std::invalid_argument("parameter server: --keys " + std::to_string(s.keys) +
+                                " is more than the simulator takes: at most " +
+                                std::to_string(kMaxPsKeys) +
+                                " keys (kMaxPsKeys), whose values the recorded run keeps");
   if (!is_floating(s.dtype))
     throw std::invalid_argument("parameter server: parameters are floating (float16, bfloat16, "
                                 "float32 or float64), not " +
                                 std::string(dtype_name(s.dtype)));
   if (s.iterations < 1 || s.iterations > 1 << 20)
     throw std::invalid_argument("parameter server: iterations must be 1 .. 2^20");
+  check_traffic(s);
 }
 
 // A buffer in transport memory, named for the recorder (a no-op elsewhere).

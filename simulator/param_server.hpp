@@ -43,6 +43,21 @@ struct PsScenario {
   RankExecution execution = RankExecution::Fibers;
 };
 
+// The largest scenario the simulator takes; validate() refuses more, naming
+// the options and the limit. The recorded run keeps every key's value and
+// every message (about 2 KiB each, with their named buffers), and its
+// provenance of the servers' "params" is a flat list of runs that each
+// update splits and shifts (provenance.hpp), so time grows with the keys
+// moved times the keys touched. Measured at the limits (`ringlab sim
+// parameter_server --bench`, 2 shared cores): 4 Mi keys, 145 MiB and 2 s;
+// 65,536 keys moved over 10,922 iterations, 3.8 s; 131,072 messages, 2 s
+// and 200 MiB. Before, `--keys 18446744073709551615` took 6 GB in 16 s
+// before it was killed, and 100 iterations of 10 workers over 100,000 keys
+// took 1.5 GB moving none.
+inline constexpr std::size_t kMaxPsKeys = std::size_t{1} << 22;           // --keys
+inline constexpr std::uint64_t kMaxPsKeysMoved = std::uint64_t{1} << 16;  // iterations x workers x (push + pull)
+inline constexpr std::uint64_t kMaxPsMessages = std::uint64_t{1} << 17;   // iterations x workers x servers x 6
+
 // Everything the protocol does, decided up front (so tests have an
 // independent expectation). Keys are global (0 .. K-1).
 struct PsPlan {

@@ -9,13 +9,11 @@
 
 namespace ringlab::sim {
 
-namespace {
-std::int64_t now_ns() {
+std::int64_t steady_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-}  // namespace
 
 // The rank's log and its address map, shared with the deleters of scratch
 // buffers (which may run after an algorithm returns).
@@ -91,7 +89,7 @@ struct RecordingTransport::State {
     log.events.push_back(event);
     if (options.values) log.event_values.emplace_back(before, kNoValues);
     if (options.wall_clock) {
-      const auto t = now_ns();
+      const auto t = steady_clock_ns();
       log.wall_ns.emplace_back(t, t);
     }
     return log.events.size() - 1;
@@ -99,7 +97,7 @@ struct RecordingTransport::State {
   // has_after: the event changed `after` (a write), so its new bytes are kept.
   void finish(std::size_t index, ConstBytes after, bool has_after = true) {
     if (has_after && capturing()) log.event_values[index].second = capture(after);
-    if (options.wall_clock) log.wall_ns[index].second = now_ns();
+    if (options.wall_clock) log.wall_ns[index].second = steady_clock_ns();
   }
 
   template <typename Apply>

@@ -78,9 +78,14 @@ struct RankLog {
   // (PostRecv: before; Complete of a receive: after), as offsets in `values`.
   std::vector<std::pair<std::size_t, std::size_t>> event_values;
   std::vector<std::byte> values;
-  // wall_clock only, parallel to events: steady-clock ns at start and end.
+  // wall_clock only, parallel to events: steady_clock_ns() at start and end.
   std::vector<std::pair<std::int64_t, std::int64_t>> wall_ns;
 };
+
+// The clock of RankLog::wall_ns (std::chrono::steady_clock, in ns): a trace's
+// time origin is read on it too, so that the ranks of one machine, given the
+// same origin, share one time axis.
+std::int64_t steady_clock_ns();
 
 struct RecordOptions {
   bool values = false;      // capture bytes before/after each write (host memory only)
@@ -125,6 +130,11 @@ class RecordingTransport final : public Transport {
   // sendrecv: the base class's (both posted through isend/irecv above, then
   // waited on together).
   MemoryKind memory() const override { return inner_.memory(); }
+  // The wrapped transport's answers, so that the algorithms choose on a
+  // traced rank as on an untraced one (all_reduce's auto, the pipelined
+  // reduce-scatter).
+  bool prefers_fewer_messages() const override { return inner_.prefers_fewer_messages(); }
+  bool overlaps_transfers() const override { return inner_.overlaps_transfers(); }
   Buffer allocate(std::size_t bytes) override;
   void copy(MutBytes dst, ConstBytes src) override;
   void reduce(DType dtype, ReduceOp op, MutBytes acc, ConstBytes in) override;

@@ -26,8 +26,13 @@
 
 namespace ringlab::sim {
 
+// The single events a trace holds before it aggregates the rest per lane,
+// unless told otherwise (a traced launch's ranks share it).
+inline constexpr std::size_t kTraceEventLimit = 200000;
+
+// How TraceWriter and the functions below write one trace file.
 struct TraceOptions {
-  std::size_t max_events = 200000;  // beyond this, events are aggregated per lane
+  std::size_t max_events = kTraceEventLimit;  // beyond this, events are aggregated per lane
   std::string process_name = "ringlab";
   // write_rank_trace: the steady-clock time (ns) shown as 0, so the ranks of
   // one job, given the same origin, start near 0 like a simulated trace.

@@ -30,15 +30,6 @@ constexpr Duration kReplyGrace{5000};
 constexpr auto kRetryPause = std::chrono::milliseconds(20);
 }  // namespace
 
-std::string_view c10d_protocol_name(C10dProtocol protocol) {
-  switch (protocol) {
-    case C10dProtocol::Auto: return "auto";
-    case C10dProtocol::Legacy: return "torch 1.x-2.1 (no handshake)";
-    case C10dProtocol::Validated: return "torch 2.2 or later (VALIDATE handshake)";
-  }
-  return "?";
-}
-
 class C10dStore::Impl {
  public:
   Impl(const std::string& host, int port, Duration timeout, std::string key_prefix,

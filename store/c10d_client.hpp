@@ -46,8 +46,6 @@ enum class C10dProtocol : std::uint8_t {
   Legacy,     // torch 1.x .. 2.1: SET = 0, no handshake, no CANCEL_WAIT
   Validated,  // torch 2.2 and later: VALIDATE + magic first, SET = 1
 };
-// "torch 1.x-2.1 (no handshake)", ...
-std::string_view c10d_protocol_name(C10dProtocol protocol);
 
 // The largest value this client accepts in a reply (a garbled length must
 // not make it allocate gigabytes): 64 MiB, ringlab's own store's limit.

@@ -1,5 +1,5 @@
 // The article programs' printouts in canonical form (lessons/canonical.hpp),
-// transcribed from ../shared/reference/article-outputs.md, which records what
+// transcribed from docs/article-outputs.md, which records what
 // PyTorch 1.13 with Gloo printed. Lesson tests on every backend compare
 // against these.
 #pragma once

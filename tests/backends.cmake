@@ -7,3 +7,11 @@ ringlab_test(test_own_ranks test_own_ranks.cpp)
 target_compile_definitions(test_own_ranks PRIVATE OWN_RANKS_EXE="$<TARGET_FILE:own_ranks>")
 add_dependencies(test_own_ranks own_ranks)
 set_tests_properties(test_own_ranks PROPERTIES TIMEOUT 120)
+
+# How a process's ranks come to be (backends/rank_world.hpp): the launched
+# rank test for every launcher, the world-size check, the timeout rule, and
+# a lesson started as srun starts it, on every backend that runs here.
+ringlab_test(test_rank_world test_rank_world.cpp LIBS ringlab_backends ringlab_tcp)
+target_compile_definitions(test_rank_world PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>")
+add_dependencies(test_rank_world ringlab)
+set_tests_properties(test_rank_world PROPERTIES TIMEOUT 180)

@@ -3,8 +3,9 @@
 // host-staged transport behind --backend nccl. Its main() is
 // test_nccl_main.cpp's, which skips (exit code 77) where there is no GPU.
 //
-// NCCL has no tags and cannot see a size mismatch, its sends may wait for
-// their receives, and a timeout aborts the communicator
+// NCCL has no tags, cannot see a size mismatch and cannot receive from any
+// source, its sends may wait for their receives, and a timeout aborts the
+// communicator
 // (transport/nccl/nccl_transport.hpp): the bindings say so, and the suite
 // skips exactly those checks.
 #include <cuda_runtime_api.h>
@@ -34,6 +35,7 @@ Binding nccl_binding(std::string name) {
   b.buffers_sends = false;
   b.detects_size_mismatch = false;
   b.survives_timeout = false;
+  b.receives_from_any_source = false;
   b.launches_in_order = true;
   b.run = [](int size, Duration timeout, const RankBody& body) {
     std::vector<RankOutcome> outcomes(static_cast<std::size_t>(size));

@@ -1,8 +1,9 @@
 // The conformance suite over nccl_rules: NCCL's point-to-point rules on CPU
 // threads (transport/nccl_rules/nccl_rules.hpp). Like the NCCL binding it
 // matches in posting order, does not buffer sends, launches on waits and
-// runs a rank's groups in order; unlike NCCL it sees a size mismatch and
-// reports a deadlock at once. Every algorithm runs at world sizes 1 to 9.
+// runs a rank's groups in order, and refuses a receive from any source;
+// unlike NCCL it sees a size mismatch and reports a deadlock at once. Every
+// algorithm runs at world sizes 1 to 9.
 #include "transport/nccl_rules/nccl_rules.hpp"
 #include "transport_conformance.hpp"
 
@@ -14,6 +15,7 @@ std::vector<Binding> bindings() {
   rules.matches_tags = false;
   rules.buffers_sends = false;
   rules.survives_timeout = false;
+  rules.receives_from_any_source = false;
   rules.launches_in_order = true;
   rules.detects_deadlock = true;
   rules.max_ranks = 9;

@@ -20,6 +20,10 @@ inline exercises::Function solution_function(std::string_view name) {
   if (name == "ring_all_gather") return &ring_all_gather;
   if (name == "pairwise_all_to_all") return &pairwise_all_to_all;
   if (name == "dissemination_barrier") return &dissemination_barrier;
+  if (name == "gloo_ring_reduce") return &gloo_ring_reduce;
+  if (name == "recursive_halving_reduce_scatter") return &recursive_halving_reduce_scatter;
+  if (name == "rabenseifner_all_reduce") return &rabenseifner_all_reduce;
+  if (name == "binary_tree_all_reduce") return &binary_tree_all_reduce;
   if (name == "ddp_bucket_average") return &ddp_bucket_average;
   throw std::invalid_argument("no solution for '" + std::string(name) + "'");
 }

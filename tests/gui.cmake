@@ -6,13 +6,17 @@ if(TARGET ringlab_gui_model)
   # ddp_step and horovod_step against a float64 reference and a direct run.
   ringlab_test(test_gui_training test_gui_training.cpp LIBS ringlab_gui_model)
   # The layout: with the window's own fonts where the GUI is built (Dear ImGui
-  # loads them without a window), with made-up metrics in any case.
-  if(RINGLAB_HAVE_GUI)
-    ringlab_test(test_gui_layout test_gui_layout.cpp LIBS ringlab_gui_view PkgConfig::IMGUI)
-    target_compile_definitions(test_gui_layout PRIVATE RINGLAB_TEST_REAL_FONTS)
-  else()
-    ringlab_test(test_gui_layout test_gui_layout.cpp LIBS ringlab_gui_model)
-  endif()
+  # loads them without a window), with made-up metrics in any case. The
+  # readability sweep (every scenario at 2 to 16 ranks at 1280x800) and the
+  # overview (one rank in full where the ranks are many) likewise.
+  foreach(test test_gui_layout test_gui_readable test_gui_overview)
+    if(RINGLAB_HAVE_GUI)
+      ringlab_test(${test} ${test}.cpp LIBS ringlab_gui_view PkgConfig::IMGUI)
+      target_compile_definitions(${test} PRIVATE RINGLAB_TEST_REAL_FONTS)
+    else()
+      ringlab_test(${test} ${test}.cpp LIBS ringlab_gui_model)
+    endif()
+  endforeach()
 endif()
 if(RINGLAB_HAVE_GUI)
   ringlab_test(test_gui_screenshot test_gui_screenshot.cpp LIBS ringlab_gui_model PkgConfig::IMGUI)

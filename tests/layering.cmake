@@ -3,6 +3,10 @@
 add_test(NAME layering
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/layering.sh ${PROJECT_SOURCE_DIR}
                  ${PROJECT_BINARY_DIR}/ringlab_links.txt)
+# ... and it fails where it should: an include or a link against the layers,
+# a folder missing from the table, and a check that saw no files or no links.
+add_test(NAME layering_finds_violations
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/layering_finds.sh ${CMAKE_CURRENT_SOURCE_DIR}/layering.sh)
 
 # The training library is plain training: what runs it on the simulator lives
 # one layer up, in training_sim/ (issue 22). Neither a link nor an include.

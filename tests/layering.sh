@@ -63,7 +63,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
     grep -nHE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<][^">]*[">]' -- "${files[@]}" || true
   fi
   if [[ -n $links_file ]]; then sed 's/^/LINK /' "$links_file"; fi
-} | awk -v files="${#files[@]}" '
+} | awk -v files="${#files[@]}" -v links_given="$([[ -n $links_file ]] && echo 1 || echo 0)" '
   function level(unit) {
     if (unit == "ops") return 0
     if (unit == "store") return 5
@@ -124,10 +124,14 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
     if (why != "") bad[++n] = file ":" line ": #include \"" included "\": " why
   }
   END {
+    # A check that saw nothing proves nothing: the tree or the links file is
+    # not what this script was pointed at.
+    if (files == 0) bad[++n] = "no source files found under " ENVIRON["PWD"] ": is SOURCE_DIR the tree?"
+    if (links_given && links == 0) bad[++n] = "the links file lists no library links: configure the build again"
     if (n) {
       print "FAIL: dependencies that run against the layers (the table is at the top of tests/layering.sh):" > "/dev/stderr"
       for (i = 1; i <= n; ++i) print "  " bad[i] > "/dev/stderr"
       exit 1
     }
-    printf "layering: the includes of %d files and %d library links follow the layers\n", files, links
+    printf "layering: the includes of %d files and %d library links follow the layers\n", files, links + 0
   }'

@@ -10,6 +10,9 @@
 //   answers      run_ranks_collecting on tcp and on inproc: rank 1 answers
 //                1 MiB, the others a line; each rank also says what its
 //                environment holds.
+//   threaded     runs a world of 2 while a second thread of the program waits:
+//                refused before any fork, saying why; then, that thread
+//                ended, the same world runs.
 //   before_main  whether anything changed the process between the start of
 //                static initialization and main: fd 1, the open descriptors,
 //                the environment, the signal handlers.
@@ -19,10 +22,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -198,6 +203,35 @@ int answers() {
   return 0;
 }
 
+int threaded() {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool done = false;
+  std::thread waiting([&] {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return done; });
+  });
+  const auto world = [] {
+    ringlab::backends::run_ranks(
+        "tcp", 2, [](ringlab::ProcessGroup& pg) { std::printf("rank %d ran\n", pg.rank()); },
+        quick());
+  };
+  try {
+    world();
+    std::printf("run_ranks forked while 2 threads ran\n");
+  } catch (const std::exception& e) {
+    std::printf("caught: %s\n", e.what());
+  }
+  {
+    const std::lock_guard lock(mutex);
+    done = true;
+  }
+  changed.notify_one();
+  waiting.join();
+  world();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -208,6 +242,7 @@ int main(int argc, char** argv) try {
   if (mode == "killed") return killed();
   if (mode == "hang") return hang();
   if (mode == "answers") return answers();
+  if (mode == "threaded") return threaded();
   std::fprintf(stderr, "own_ranks: unknown mode '%s'\n", mode.c_str());
   return 2;
 } catch (const std::exception& e) {

@@ -10,9 +10,10 @@ ringlab_test(test_tcp
   test_tcp_rendezvous.cpp
   test_tcp_engine.cpp
   test_tcp_blame.cpp
+  test_tcp_open_job.cpp
   LIBS ringlab_tcp ringlab_backends ringlab_primitives ringlab_launcher Boost::headers)
 set_tests_properties(test_tcp PROPERTIES DISABLED TRUE)
-foreach(suite framing environment transport collectives faults rendezvous engine blame)
+foreach(suite framing environment transport collectives faults rendezvous engine blame open_job)
   add_test(NAME test_tcp_${suite} COMMAND test_tcp --test-suite=tcp_${suite})
   set_tests_properties(test_tcp_${suite} PROPERTIES TIMEOUT 120)
 endforeach()

@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "background_process.hpp"
+#include "launcher/token_file.hpp"
 #include "launcher/launcher.hpp"
 #include "launcher/rendezvous_state.hpp"
 #include "quick_elastic.hpp"
@@ -282,6 +284,87 @@ TEST_CASE("a secret that is not one is refused before anything starts") {
   ::chmod(good.c_str(), 0600);
   refused(kSharedSecret, "token_file=" + good,
           "RINGLAB_JOB_TOKEN and --rdzv-conf token_file=" + good + " hold different secrets");
+}
+
+// What read_token_file says about path ("" if it takes it).
+std::string token_file_refusal(const std::string& path) {
+  try {
+    ringlab::launch::read_token_file(path);
+    return "";
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+}
+
+TEST_CASE("a token file another user owns, or that others could replace, is refused as ssh does") {
+  // Issue 33, item 4: a stranger pre-creates job.token in a shared folder,
+  // the operator writes the secret into it, and the stranger, who owns it,
+  // reads it. Only the mode was checked (0600 passed). Making files of
+  // another user takes root, as the tests run.
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: making another user's files needs root");
+    return;
+  }
+  constexpr uid_t kStranger = 65534;  // nobody
+  TemporaryFolder dir;
+  const std::string secret = "4f1e9c2b7d";
+  const auto write_token = [&](const std::string& path, uid_t owner) {
+    { std::ofstream(path) << secret << "\n"; }
+    ::chmod(path.c_str(), 0600);
+    REQUIRE(::chown(path.c_str(), owner, ::getegid()) == 0);
+  };
+  const auto folder = [&](const std::string& name, mode_t mode, uid_t owner) {
+    const std::string path = dir.path + "/" + name;
+    REQUIRE(::mkdir(path.c_str(), 0700) == 0);
+    REQUIRE(::chmod(path.c_str(), mode) == 0);
+    REQUIRE(::chown(path.c_str(), owner, ::getegid()) == 0);
+    return path;
+  };
+
+  // The stranger's file, mode 0600, in a folder everyone may write (sticky,
+  // as /tmp): refused, naming its owner.
+  const std::string shared = folder("shared", 01777, ::geteuid());
+  write_token(shared + "/job.token", kStranger);
+  std::string said = token_file_refusal(shared + "/job.token");
+  INFO("read_token_file said: " << said);
+  CHECK(said.find("it belongs to nobody (uid 65534), not to root (uid 0), who runs ringlab") != std::string::npos);
+  CHECK(said.find("rm " + shared + "/job.token") != std::string::npos);
+
+  // The operator's own file there is taken: the sticky bit keeps others
+  // from replacing it.
+  write_token(shared + "/mine.token", ::geteuid());
+  CHECK(token_file_refusal(shared + "/mine.token") == "");
+  CHECK(ringlab::launch::read_token_file(shared + "/mine.token") == secret);
+
+  // A folder others may write without the sticky bit: they could replace
+  // the file with one of their own.
+  const std::string open = folder("open", 0777, ::geteuid());
+  write_token(open + "/job.token", ::geteuid());
+  said = token_file_refusal(open + "/job.token");
+  CHECK(said.find("the folder " + open + " can be written by other users (mode 0777) and has no "
+                  "sticky bit") != std::string::npos);
+
+  // A folder of another user (not root): its owner may rename anything in it.
+  const std::string theirs = folder("theirs", 0755, kStranger);
+  write_token(theirs + "/job.token", ::geteuid());
+  said = token_file_refusal(theirs + "/job.token");
+  CHECK(said.find("the folder " + theirs + " belongs to nobody (uid 65534)") != std::string::npos);
+
+  // Every folder up the path counts: a private folder inside the open one.
+  const std::string inner = open + "/inner";
+  REQUIRE(::mkdir(inner.c_str(), 0700) == 0);
+  write_token(inner + "/job.token", ::geteuid());
+  said = token_file_refusal(inner + "/job.token");
+  CHECK(said.find("the folder " + open + " can be written by other users") != std::string::npos);
+
+  // And through the command line, before anything starts.
+  const auto run = ringlab::testing::run_shell(
+      kCleanEnvironment + RINGLAB_EXE + " run --nnodes 1:2 --rdzv-endpoint 127.0.0.1:9 " +
+      "--rdzv-conf token_file=" + shared + "/job.token -- true");
+  INFO(run.output);
+  CHECK(run.status == 1);
+  CHECK(run.output.find("it belongs to nobody (uid 65534)") != std::string::npos);
+  CHECK(run.output.find("hosting") == std::string::npos);
 }
 
 TEST_CASE("a job run open on purpose says so once, and a stranger can close it") {

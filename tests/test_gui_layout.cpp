@@ -5,8 +5,9 @@
 // something on the canvas; the parameter server names ranks by role, with
 // rank numbers only in the legend. A ring of up to 16 ranks is a ring whose
 // arrows cross neither each other nor a box; the 16 rank colors are far
-// apart (CIEDE2000); and at 1280x800 the whole window fits, drawn by Dear
-// ImGui without a display.
+// apart (CIEDE2000); at 1280x800 the whole window fits, drawn by Dear
+// ImGui without a display; and there a click on a rank, '[', ']' and Escape
+// pick the rank shown in full.
 //
 // Built with the GUI, the layout is measured with the fonts the window loads
 // (DejaVu through Dear ImGui's atlas, no window needed), and the metrics are
@@ -25,6 +26,7 @@
 #include "gui/layout.hpp"
 #include "gui/rank_colors.hpp"
 #include "gui/state.hpp"
+#include "test_gui_checks.hpp"
 
 #ifdef RINGLAB_TEST_REAL_FONTS
 #include "gui/draw.hpp"
@@ -36,90 +38,9 @@
 
 using namespace ringlab;
 using namespace ringlab::gui;
+using namespace ringlab::gui::test;
 
 namespace {
-
-// Window sizes: the smallest supported, the default, a large one, and a tall
-// narrow one.
-struct Display {
-  float width;
-  float height;
-};
-constexpr Display kDisplays[] = {{1024, 640}, {1280, 800}, {1600, 1000}, {1024, 1366}};
-
-// The canvases a display leaves (window_layout's side panel and log; above
-// the canvas the controls, the title and a sentence of one to four lines).
-std::vector<Vec2> canvases_of(Display display) {
-  const WindowLayout window = window_layout({display.width, display.height});
-  const float width = display.width - window.side_width - 20;
-  std::vector<Vec2> canvases;
-  for (float above : {110.0f, 190.0f})
-    canvases.push_back({width, display.height - window.log_height - above});
-  return canvases;
-}
-
-std::vector<LayoutFonts> fonts_to_try() {
-  std::vector<LayoutFonts> fonts;
-  // Made-up metrics: every glyph 0.6 em (DejaVu Sans Mono is 0.602), and a
-  // wide "ui" font at 0.75 em, so that nothing relies on narrow text.
-  fonts.push_back({uniform_metrics(17, 0.75f), uniform_metrics(17, 0.602f)});
-#ifdef RINGLAB_TEST_REAL_FONTS
-  ImGui::CreateContext();
-  const Fonts loaded = load_fonts(ImGui::GetIO());
-  ImGui::GetIO().Fonts->Build();
-  fonts.push_back(layout_fonts(loaded));
-  ImGui::DestroyContext();
-#endif
-  return fonts;
-}
-
-std::string text_of(const Rect& r) {
-  char text[96];
-  std::snprintf(text, sizeof text, "[%.1f,%.1f - %.1f,%.1f]", r.min.x, r.min.y, r.max.x, r.max.y);
-  return text;
-}
-
-// What is wrong with a layout (empty: nothing).
-std::vector<std::string> problems(const RanksLayout& layout, std::size_t ranks) {
-  std::vector<std::string> found;
-  const Rect canvas = Rect::at({0, 0}, layout.canvas);
-  if (layout.panels.size() != ranks)
-    found.push_back(std::to_string(layout.panels.size()) + " boxes for " + std::to_string(ranks) +
-                    " ranks");
-  for (std::size_t a = 0; a < layout.panels.size(); ++a) {
-    const PanelLayout& panel = layout.panels[a];
-    const std::string name = "box of rank " + std::to_string(panel.rank) + " " + text_of(panel.box);
-    if (!canvas.contains(panel.box)) found.push_back(name + " leaves the canvas");
-    for (std::size_t b = a + 1; b < layout.panels.size(); ++b)
-      if (panel.box.intersects(layout.panels[b].box))
-        found.push_back(name + " intersects the box of rank " +
-                        std::to_string(layout.panels[b].rank) + " " +
-                        text_of(layout.panels[b].box));
-    for (const TextItem& text : panel.texts)
-      if (!panel.box.contains(text.box()))
-        found.push_back("text '" + text.text + "' " + text_of(text.box()) + " leaves its " + name);
-    for (const CellItem& cell : panel.cells) {
-      if (!panel.box.contains(cell.box))
-        found.push_back("a cell " + text_of(cell.box) + " leaves its " + name);
-      if (!cell.box.contains(cell.value.box()))
-        found.push_back("the value '" + cell.value.text + "' leaves its cell in the " + name);
-      if (!cell.label.text.empty() && !cell.box.contains(cell.label.box()))
-        found.push_back("the ranks label '" + cell.label.text + "' " + text_of(cell.label.box()) +
-                        " leaves its cell " + text_of(cell.box) + " in the " + name);
-      if (!cell.label.text.empty() && cell.label.box().overlap_area(cell.value.box()) > 0)
-        found.push_back("the ranks label '" + cell.label.text + "' covers the value '" +
-                        cell.value.text + "' in the " + name);
-    }
-  }
-  for (const LabelLayout& label : layout.labels) {
-    if (!canvas.contains(label.box))
-      found.push_back("label '" + label.text.text + "' " + text_of(label.box) +
-                      " leaves the canvas " + text_of(canvas));
-    if (!label.box.contains(label.text.box()))
-      found.push_back("label '" + label.text.text + "' leaves its backing");
-  }
-  return found;
-}
 
 // Everything the canvas shows, as text: two frames that give the same
 // string look the same.
@@ -134,6 +55,11 @@ std::string visible(const RanksLayout& layout) {
       out << "]";
     }
     out << "\n";
+  }
+  if (layout.overview) {
+    out << "focus box " << layout.focus << "\n";
+    for (const TextItem& text : layout.focus_box.texts) out << "  " << text.text << "\n";
+    for (const CellItem& cell : layout.focus_box.cells) out << "  [" << cell.value.text << "]";
   }
   for (const ArrowLayout& arrow : layout.arrows) out << arrow.src << "->" << arrow.dst << "\n";
   for (const LabelLayout& label : layout.labels) out << label.text.text << "\n";
@@ -426,6 +352,67 @@ TEST_CASE("at 1280x800 the whole window fits: the side panel and its legend are 
   ImGui::DestroyContext();
 }
 
+TEST_CASE("a click on a rank, '[', ']' and Escape pick the rank shown in full") {
+  // The window's own controls, driven through Dear ImGui without a display:
+  // the commands draw_frame returns are the ones the state tests apply.
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = ImVec2(1280, 800);
+  io.DeltaTime = 1.0f / 60;
+  apply_style();
+  const Fonts fonts = load_fonts(io);
+  unsigned char* pixels = nullptr;
+  int width = 0;
+  int height = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+  GuiState state = make_state("ddp_step", 16);
+  apply(state, JumpTo{4});  // the step follows rank 2
+  FrameCache cache;
+  auto frame = [&] {
+    ImGui::NewFrame();
+    std::vector<Command> commands = draw_frame(state, fonts, cache);
+    ImGui::Render();
+    for (const Command& command : commands) apply(state, command);
+    return commands;
+  };
+  auto picks = [](const std::vector<Command>& commands) {
+    std::vector<int> ranks;
+    for (const Command& command : commands)
+      if (const auto* pick = std::get_if<SelectRank>(&command)) ranks.push_back(pick->rank);
+    return ranks;
+  };
+  for (int pass = 0; pass < 3; ++pass) frame();
+  REQUIRE(cache.layout.overview);
+  REQUIRE(cache.layout.focus == 2);
+  // A click on rank 11's chip.
+  const Vec2 chip = cache.canvas_min + cache.layout.panels[11].box.center();
+  io.MousePos = ImVec2(chip.x, chip.y);
+  frame();
+  io.MouseDown[0] = true;
+  CHECK(picks(frame()) == std::vector<int>{11});
+  io.MouseDown[0] = false;
+  frame();
+  CHECK(state.selected_rank == 11);
+  CHECK(cache.layout.focus_box.rank == 11);
+  // ']' and '[' step from the rank shown; Escape follows the step again.
+  io.MousePos = ImVec2(-1, -1);
+  io.AddInputCharacter(']');
+  CHECK(picks(frame()) == std::vector<int>{12});
+  io.AddInputCharacter('[');
+  io.AddInputCharacter('[');
+  CHECK(picks(frame()) == std::vector<int>{11, 10});  // two presses, two ranks back
+  CHECK(state.selected_rank == 10);
+  io.KeyMap[ImGuiKey_Escape] = 256;  // as a platform backend maps its keys
+  io.KeysDown[256] = true;
+  CHECK(picks(frame()) == std::vector<int>{-1});
+  io.KeysDown[256] = false;
+  frame();
+  CHECK(state.selected_rank == -1);
+  CHECK(cache.layout.focus == 2);
+  ImGui::DestroyContext();
+}
+
 TEST_CASE("the layout measures text exactly as Dear ImGui does") {
   ImGui::CreateContext();
   const Fonts loaded = load_fonts(ImGui::GetIO());
@@ -478,9 +465,10 @@ float distance_to_box(const Rect& box, const ArrowLayout& arrow) {
 }
 
 // What is wrong with a ring (empty: nothing): rank 0 on top, the others
-// clockwise; no arrow crosses another or a box it does not join; with
-// `labels`, each label beside its own arrow.
-std::vector<std::string> ring_problems(const RanksLayout& layout, bool labels = true) {
+// clockwise; no arrow crosses another or a box it does not join (nor an
+// overview's focus box); with the frame's `view`, every arrow that carries
+// data has its label, beside it.
+std::vector<std::string> ring_problems(const RanksLayout& layout, const FrameView* view) {
   std::vector<std::string> found;
   if (layout.arrangement != "ring") return {"arranged as a " + layout.arrangement + ", not a ring"};
   const std::vector<PanelLayout>& panels = layout.panels;
@@ -492,8 +480,7 @@ std::vector<std::string> ring_problems(const RanksLayout& layout, bool labels = 
     const Vec2 d = panels[r].box.center() - middle;
     return std::fmod(std::atan2(d.x, -d.y) + kTwoPi + 0.1f, kTwoPi) - 0.1f;
   };
-  if (std::fabs(panels[0].box.center().x - layout.canvas.x * 0.5f) > 1 ||
-      std::fabs(angle(0)) > 0.01f)
+  if (std::fabs(panels[0].box.center().x - middle.x) > 1 || std::fabs(angle(0)) > 0.01f)
     found.push_back("rank 0 is not at the top " + text_of(panels[0].box));
   for (std::size_t r = 1; r < panels.size(); ++r)
     if (angle(r) <= angle(r - 1))
@@ -511,19 +498,27 @@ std::vector<std::string> ring_problems(const RanksLayout& layout, bool labels = 
       if (panel.rank != arrows[i].src && panel.rank != arrows[i].dst &&
           panel.box.grown(-1).crossed_by(arrows[i].from, arrows[i].to))
         found.push_back(name + " crosses the box of rank " + std::to_string(panel.rank));
-    if (!labels) continue;
-    // Its label: not far from it (a label too wide for the gap between two
-    // boxes goes above or below them), and no other arrow plainly nearer
-    // (by more than a label's height).
-    const Rect& label = layout.labels[i].box;
+    if (layout.overview && layout.focus_box.box.grown(-1).crossed_by(arrows[i].from, arrows[i].to))
+      found.push_back(name + " crosses the focus box");
+    if (view == nullptr) continue;
+    // Its label, where it carries data: not far from it (a label too wide
+    // for the gap between two boxes goes above or below them), and no other
+    // arrow plainly nearer (by more than a label's height).
+    const auto label_of = std::find_if(layout.labels.begin(), layout.labels.end(),
+                                       [&](const LabelLayout& l) { return l.arrow == int(i); });
+    if (label_of == layout.labels.end()) {
+      if (!view->arrows.at(i).empty) found.push_back(name + " has no label");
+      continue;
+    }
+    const Rect& label = label_of->box;
     const float own = distance_to_box(label, arrows[i]);
     if (own > 150)
-      found.push_back("the label '" + layout.labels[i].text.text + "' floats " +
+      found.push_back("the label '" + label_of->text.text + "' floats " +
                       std::to_string(static_cast<int>(own)) + " px from " + name);
     for (std::size_t j = 0; j < arrows.size(); ++j)
       if (j != i && distance_to_box(label, arrows[j]) + label.height() < own)
-        found.push_back("the label '" + layout.labels[i].text.text +
-                        "' is nearer another arrow than " + name);
+        found.push_back("the label '" + label_of->text.text + "' is nearer another arrow than " +
+                        name);
   }
   return found;
 }
@@ -532,7 +527,9 @@ std::vector<std::string> ring_problems(const RanksLayout& layout, bool labels = 
 
 TEST_CASE("a ring of 8 or 16 ranks is a ring: arrows cross nothing, labels beside them") {
   // Issue 25: at 8 and 16 ranks the ring was drawn as a grid, with
-  // wrap-around arrows that crossed and labels that floated.
+  // wrap-around arrows that crossed and labels that floated. Issue 34: so
+  // were ddp_step and horovod_step at 16 ranks, ring arrows cutting across
+  // other ranks' boxes.
   // Where labels go is checked with the window's own fonts: the made-up
   // metrics' "ui" font is a third wider than DejaVu Sans, and a ring's middle
   // has no room for 16 labels that wide beside their arrows.
@@ -545,12 +542,17 @@ TEST_CASE("a ring of 8 or 16 ranks is a ring: arrows cross nothing, labels besid
                                           {"all_reduce", 8},
                                           {"all_reduce", 16},
                                           {"reduce_scatter", 16},
-                                          {"all_gather", 8}}) {
+                                          {"all_gather", 8},
+                                          {"ddp_step", 8},
+                                          {"ddp_step", 16},
+                                          {"horovod_step", 16}}) {
       GuiState state = make_state(scenario, ranks);
       REQUIRE(state.settings.ranks == ranks);
-      // Every frame at 8 ranks; every third at 16 (30 frames, each laid out
-      // many times over before the ring fits).
-      for (int frame = 1; frame < frame_count(state); frame += ranks > 8 ? 3 : 1) {
+      // Every frame at 8 ranks (every other of a training step's); every
+      // third at 16 (30 frames, each laid out many times over before the
+      // ring fits), every fifth of a training step's.
+      const int every = (ranks > 8 ? 3 : 1) + (is_training_step(scenario) ? ranks / 8 : 0);
+      for (int frame = 1; frame < frame_count(state); frame += every) {
         apply(state, JumpTo{frame});
         const FrameView view = build_frame(state);
         for (const Display& display : {kDisplays[1], kDisplays[2]}) {
@@ -561,17 +563,18 @@ TEST_CASE("a ring of 8 or 16 ranks is a ring: arrows cross nothing, labels besid
             CAPTURE(frame);
             CAPTURE(display.width);
             CAPTURE(layout.detail);
-            std::vector<std::string> found = ring_problems(layout, real_fonts);
+            std::vector<std::string> found = ring_problems(layout, real_fonts ? &view : nullptr);
             const std::vector<std::string> more = problems(layout, view.ranks.size());
             found.insert(found.end(), more.begin(), more.end());
             if (!found.empty())
               FAIL_CHECK(found.front() << " (and " << found.size() - 1 << " more)");
-            // At 8 ranks every cell a rank's input reached says whose it is.
+            // At 8 ranks every cell a rank's input reached says whose it is
+            // (but a chip's: its rank's focus box says it).
             if (ranks > 8) continue;
-            for (const PanelLayout& panel : layout.panels)
-              for (const CellItem& cell : panel.cells)
-                if (!cell.ranks.empty())
-                  CHECK_MESSAGE(!cell.label.text.empty(), "rank " << panel.rank);
+            for (const PanelLayout* panel : all_boxes(layout))
+              for (const CellItem& cell : panel->cells)
+                if (!cell.ranks.empty() && !panel->chip)
+                  CHECK_MESSAGE(!cell.label.text.empty(), "rank " << panel->rank);
           }
         }
       }
@@ -585,18 +588,18 @@ TEST_CASE("the checks above catch a crossing arrow, a floating label and a label
   apply(state, JumpTo{3});
   const FrameView view = build_frame(state);
   const RanksLayout good = layout_ranks(view, canvases_of(kDisplays[1]).front(), fonts);
-  REQUIRE(ring_problems(good).empty());
+  REQUIRE(ring_problems(good, &view).empty());
   REQUIRE(problems(good, view.ranks.size()).empty());
   RanksLayout crossing = good;  // the arrow 7->0 drawn to rank 3 instead
   crossing.arrows.back().to = crossing.panels[3].box.center();
-  CHECK_FALSE(ring_problems(crossing).empty());
+  CHECK_FALSE(ring_problems(crossing, &view).empty());
   RanksLayout floating = good;
   floating.labels[0].box = Rect::at(floating.panels[4].box.center(),
                                     floating.labels[0].box.max - floating.labels[0].box.min);
-  CHECK_FALSE(ring_problems(floating).empty());
+  CHECK_FALSE(ring_problems(floating, &view).empty());
   RanksLayout grid = good;
   grid.arrangement = "grid";
-  CHECK_FALSE(ring_problems(grid).empty());
+  CHECK_FALSE(ring_problems(grid, &view).empty());
   RanksLayout label_out = good;
   REQUIRE_FALSE(label_out.panels[0].cells.empty());
   CellItem& cell = label_out.panels[0].cells[0];

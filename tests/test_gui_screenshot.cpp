@@ -3,8 +3,9 @@
 // the smallest supported window. Each PNG is checked with an independent
 // decoder: the requested size, not blank (many colors, text on it). A
 // screenshot that cannot be written whole (a full disk, played by a file-size
-// limit) fails, naming the file, and leaves the old one as it was. Skips with
-// exit code 77 where xvfb-run is missing.
+// limit) fails, naming the file, and leaves the old one as it was; --rank
+// shows the rank asked for, and refuses one the world lacks. Skips with exit
+// code 77 where xvfb-run is missing.
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "gui/state.hpp"
 #include "stb_image.h"  // libstb-dev: an independent PNG decoder
@@ -184,4 +186,37 @@ TEST_CASE(
                             png.string() + " > " + log.string() + " 2>&1";
   REQUIRE_MESSAGE(std::system(plain.c_str()) == 0, slurp(log));
   check_picture(png.string(), 1280, 800);
+}
+
+TEST_CASE("--rank picks the rank shown in full; one outside the world is refused, saying so") {
+  const TempFolder out("ringlab_gui_rank");
+  const fs::path log = out.path / "log.txt";
+  // Refused before any window opens: no display needed, no file written.
+  const fs::path refused = out.path / "refused.png";
+  const std::string bad = std::string(RINGLAB_EXE) +
+                          " gui --scenario ddp_step --ranks 4 --rank 4 --screenshot " +
+                          refused.string() + " > " + log.string() + " 2>&1";
+  const int status = std::system(bad.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) != 0);
+  CHECK(slurp(log).find("--rank 4 is not a rank of ddp_step's 4-rank world: pick 0 to 3") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(refused));
+
+  // At 16 ranks the step follows rank 2; picked, rank 9 is shown instead.
+  skip_without_xvfb_run();
+  const fs::path followed = out.path / "followed.png";
+  const fs::path picked = out.path / "picked.png";
+  std::string script;
+  for (const auto& [rank, png] :
+       {std::pair<std::string, fs::path>{"", followed}, {"--rank 9", picked}})
+    script += std::string(RINGLAB_EXE) + " gui --scenario ddp_step --ranks 16 --step 4 " + rank +
+              " --screenshot " + png.string() + " >> " + log.string() + " 2>&1 || exit 1\n";
+  const fs::path script_path = out.path / "shoot.sh";
+  std::ofstream(script_path) << script;
+  const std::string command = "xvfb-run -a bash " + script_path.string();
+  REQUIRE_MESSAGE(std::system(command.c_str()) == 0, slurp(log));
+  check_picture(followed.string(), 1280, 800);
+  check_picture(picked.string(), 1280, 800);
+  CHECK(slurp(followed) != slurp(picked));
 }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -455,4 +456,83 @@ TEST_CASE("a new recording gets a new revision; moving the cursor keeps it") {
   CHECK(state.revision == first + 1);
   apply(state, SetRanks{kMaxRanks + 1});  // refused: the recording stays
   CHECK(state.revision == first + 1);
+}
+
+TEST_CASE("picking a rank: a plain field that SelectRank sets, kept while the world has it") {
+  GuiState state = make_state("ddp_step", 16);
+  CHECK(state.selected_rank == -1);  // follows the step
+  apply(state, SelectRank{5});
+  CHECK(state.selected_rank == 5);
+  CHECK(state.error.empty());
+  apply(state, StepForward{});  // moving keeps the pick
+  CHECK(state.selected_rank == 5);
+  apply(state, SelectRank{16});  // not a rank of 16: refused, said why
+  CHECK(state.selected_rank == 5);
+  CHECK(state.error.find("rank 16 is not a rank") != std::string::npos);
+  CHECK(state.error.find("pick 0 to 15") != std::string::npos);
+  apply(state, SelectRank{-2});
+  CHECK(state.selected_rank == 5);
+  CHECK_FALSE(state.error.empty());
+  apply(state, SetRanks{8});  // 5 is still a rank
+  CHECK(state.selected_rank == 5);
+  apply(state, SetRanks{4});  // it is not: follow the step again
+  CHECK(state.selected_rank == -1);
+  apply(state, SelectRank{3});
+  apply(state, SelectRank{-1});
+  CHECK(state.selected_rank == -1);
+}
+
+namespace {
+
+// The rank a sentence says receives what it names: "rank 3 sends chunk 0 to
+// rank 4, which ..." or "rank 0 sends rank 1 an empty chunk".
+int receiver_in(const std::string& sentence) {
+  std::smatch match;
+  if (std::regex_search(sentence, match, std::regex(R"(rank \d+ sends .*? to rank (\d+))")) ||
+      std::regex_search(sentence, match, std::regex(R"(rank \d+ sends rank (\d+) an empty)")))
+    return std::stoi(match[1].str());
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("a frame follows the rank its sentence names as the receiver") {
+  for (const auto& [scenario, ranks] : {std::pair<std::string, int>{"ring_allreduce", 4},
+                                        {"all_reduce", 16},
+                                        {"all_to_all", 16},
+                                        {"reduce", 8},
+                                        {"ddp_step", 16}}) {
+    GuiState state = make_state(scenario, ranks);
+    int last = -1;  // a training step's last message step
+    for (int frame = 0; frame < frame_count(state); ++frame) {
+      apply(state, JumpTo{frame});
+      const FrameView view = build_frame(state);
+      CAPTURE(scenario);
+      CAPTURE(frame);
+      CAPTURE(view.sentence);
+      const int named = receiver_in(view.sentence);
+      if (named >= 0) last = named;
+      if (view.arrows.empty())
+        // Between message steps a training tick keeps the last one's rank;
+        // before any message, none.
+        CHECK(view.subject == (view.training ? last : -1));
+      else
+        CHECK(view.subject == named);
+    }
+  }
+}
+
+TEST_CASE("whether every message of an act goes between ring neighbours") {
+  auto neighbours = [](const std::string& scenario, int ranks, const std::string& algorithm) {
+    Settings settings = scenario_settings(scenario, ranks);
+    if (!algorithm.empty()) settings.algorithm = algorithm;
+    return build_frame(make_state(settings)).neighbours_only;
+  };
+  CHECK(neighbours("ring_allreduce", 16, ""));
+  CHECK(neighbours("ddp_step", 16, "ring"));
+  CHECK(neighbours("reduce_scatter", 8, "ring"));
+  CHECK_FALSE(neighbours("all_to_all", 16, ""));    // rank r to r + k
+  CHECK_FALSE(neighbours("broadcast", 8, "flat"));  // the root to every rank
+  CHECK_FALSE(neighbours("parameter_server", 8, ""));
+  CHECK(neighbours("all_to_all", 2, ""));  // two ranks are always neighbours
 }

@@ -295,10 +295,10 @@ TEST_SUITE("job_token") {
     WorldSpec r = rank_of(1, 0, free_port(), "");
     r.bind_addr = "0.0.0.0";
     CHECK_THROWS_WITH_AS(connect(r),
-                         "rank 0: RINGLAB_BIND_ADDR=0.0.0.0 opens this job to other machines, "
-                         "and it has no job token: export the same RINGLAB_JOB_TOKEN=<secret> to "
-                         "every rank (e.g. $(openssl rand -hex 32)), or leave RINGLAB_BIND_ADDR "
-                         "unset to stay on loopback",
+                         "rank 0: RINGLAB_BIND_ADDR=0.0.0.0 is 0.0.0.0, off loopback: it opens "
+                         "this job to other machines, and the job has no token: export the same "
+                         "RINGLAB_JOB_TOKEN=<secret> to every rank (e.g. $(openssl rand -hex 32)), "
+                         "or leave RINGLAB_BIND_ADDR unset to stay on loopback",
                          std::invalid_argument);
     r.job_token = "a token";
     auto transport = connect(r);

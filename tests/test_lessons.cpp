@@ -1,5 +1,5 @@
 // Every lesson's output, canonicalized, against the article's printout
-// (expected text transcribed from ../shared/reference/article-outputs.md).
+// (expected text transcribed from docs/article-outputs.md).
 #include <doctest/doctest.h>
 #include <unistd.h>
 

@@ -79,6 +79,22 @@ TEST_CASE("ringlab lesson --backend nccl without a GPU fails with that message")
   CHECK(run.output.find("after reudce") == std::string::npos);  // it never ran
 }
 
+// srun sets only SLURM_*: rank 1 of that job is one rank, as under torchrun's
+// variables, and says it has no GPU; it does not start a world of 2 of its own.
+TEST_CASE("under srun, --backend nccl and bench --native are one rank of the job") {
+  if (gpus_or_zero() > 0) return;
+  const std::string srun = "SLURM_PROCID=1 SLURM_NTASKS=2 MASTER_PORT=1 RINGLAB_TIMEOUT_MS=2000 ";
+  for (const std::string& command : {std::string(" lesson all_reduce --backend nccl"),
+                                     std::string(" bench --backend nccl --native")}) {
+    const Run run = ringlab::testing::run_shell(ringlab::testing::kCleanEnvironment + srun +
+                                                RINGLAB_EXE + command);
+    INFO(command << " printed:\n" << run.output);
+    CHECK(run.status != 0);
+    CHECK(run.output.find("rank 1: the nccl backend needs a GPU") != std::string::npos);
+    CHECK(run.output.find("ranks were asked for") == std::string::npos);  // a world of its own
+  }
+}
+
 TEST_CASE("ringlab lists nccl as a backend") {
   const Run run = run_ringlab("lesson --help");
   INFO(run.output);

@@ -209,3 +209,20 @@ TEST_CASE("ringlab bench --backend nccl_rules: every op, no wrong element") {
     CHECK(rows == 9);
   }
 }
+
+TEST_CASE("a world of many more rank threads than processors gives the closed form") {
+  // 300 ranks: more than 16 per processor on up to 18 processors, so the
+  // waits yield before they sleep (rules_state.hpp). Rank r holds
+  // [1 + 2r, 2 + 2r], so every rank ends with [P^2, P^2 + P].
+  const auto run = run_ringlab("lesson all_reduce --backend nccl_rules -n 300");
+  INFO(run.output.substr(0, 2000));
+  REQUIRE(run.status == 0);
+  int after = 0;
+  std::istringstream lines(run.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("after reudce", 0) != 0) continue;
+    ++after;
+    CHECK(line.find("has data  tensor([90000, 90300])") != std::string::npos);
+  }
+  CHECK(after == 300);
+}

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "file_test_support.hpp"
@@ -99,6 +100,34 @@ TEST_SUITE("cli_numbers") {
         CHECK(run.status != 0);
         CHECK(contains(run.output, option + ": " + value + " is not allowed: give a finite"));
       }
+    }
+  }
+
+  TEST_CASE("negative costs are refused like NaN, naming the option") {
+    // Issue 33: `sim --alpha -1` was accepted (a total of 0.000 us), and so
+    // were --gamma -1 and --uplink-bandwidth -1; --bandwidth 0 failed after
+    // the options were read, naming no option.
+    for (const auto& [command, says] : std::vector<std::pair<std::string, std::string>>{
+             {"sim all_reduce --alpha -1", "--alpha: -1 is not allowed: give a latency"},
+             {"sim ddp --alpha -0.5", "--alpha: -0.5 is not allowed: give a latency"},
+             {"sim all_reduce --gamma -1", "--gamma: -1 is not allowed: give a time per"},
+             {"sim all_reduce --bandwidth 0", "--bandwidth: 0 is not allowed: give a bandwidth"},
+             {"sim all_reduce --bandwidth -1", "--bandwidth: -1 is not allowed: give a bandwidth"},
+             {"sim all_reduce --topology switch --uplink-bandwidth -1",
+              "--uplink-bandwidth: -1 is not allowed: give an uplink bandwidth"}}) {
+      const auto run = run_ringlab(command);
+      INFO("ringlab " << command << " printed:\n" << run.output);
+      CHECK(run.status != 0);
+      CHECK(contains(run.output, says));
+      CHECK(!contains(run.output, "total"));
+    }
+    // Zero costs nothing and is a cost model still (--uplink-bandwidth 0:
+    // the links' bandwidth).
+    for (const std::string command :
+         {"sim all_reduce --alpha 0 --gamma 0", "sim all_reduce --topology switch --uplink-bandwidth 0"}) {
+      const auto run = run_ringlab(command);
+      INFO("ringlab " << command << " printed:\n" << run.output);
+      CHECK(run.status == 0);
     }
   }
 

@@ -114,3 +114,15 @@ TEST_CASE("nothing is done to a program before main, whatever its environment ho
   const ProgramRun plain = own_ranks("before_main");
   CHECK(plain.output == "before main: nothing changed\n");
 }
+
+TEST_CASE("ranks are forked only while the program runs one thread; otherwise it says why") {
+  const ProgramRun run = own_ranks("threaded");
+  CHECK(run.status == 0);
+  CHECK(has(run.output, "caught: cannot start rank 0 as a fork of this program: it runs 2 "
+                        "threads, and a fork copies only the calling one"));
+  CHECK_FALSE(has(run.output, "forked while 2 threads ran"));
+  // Refused before any rank started; once the other thread has ended, the
+  // same world runs, each rank once.
+  CHECK(count(run.output, "rank 0 ran\n") == 1);
+  CHECK(count(run.output, "rank 1 ran\n") == 1);
+}

@@ -3,6 +3,7 @@
 // hang).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "primitives/process_group.hpp"
 #include "transport/inproc.hpp"
+#include "transport/nccl_rules/nccl_rules.hpp"
 #include "with_groups.hpp"
 
 using namespace ringlab;
@@ -211,6 +213,52 @@ TEST_CASE("send/recv and isend/irecv with tags") {
       CHECK(values(b) == std::vector<std::int64_t>{3, 4});
     }
   });
+}
+
+TEST_CASE("recv from any source returns the sender's rank, as torch's dist.recv without src does") {
+  with_groups(3, [](ProcessGroup& pg) {
+    if (pg.rank() != 0) {
+      const auto r = static_cast<std::int64_t>(pg.rank());
+      pg.send(Tensor::of({r, 10 * r}), 0, /*tag=*/4);
+      pg.send(Tensor::of({r, 20 * r}), 0, /*tag=*/5);
+      return;
+    }
+    std::vector<int> senders;
+    for (int i = 0; i < 2; ++i) {
+      Tensor got = Tensor::zeros(2, DType::Int64);
+      const int from = pg.recv(got, kAnySource, 4);
+      CHECK(values(got) == std::vector<std::int64_t>{from, 10 * from});
+      senders.push_back(from);
+    }
+    std::sort(senders.begin(), senders.end());
+    CHECK(senders == std::vector<int>{1, 2});
+    // irecv: the Work says who, once complete; a named source is returned as is.
+    Tensor got = Tensor::zeros(2, DType::Int64);
+    Work work = pg.irecv(got, kAnySource, 5);
+    work.wait();
+    const int from = work.source_rank();
+    CHECK(values(got) == std::vector<std::int64_t>{from, 20 * from});
+    CHECK(pg.recv(got, 3 - from, 5) == 3 - from);
+  });
+}
+
+TEST_CASE("recv from any source is refused where the transport cannot do it, saying so") {
+  std::string error;
+  run_nccl_rules_world(
+      2,
+      [&](Transport& transport) {
+        ProcessGroup pg(std::shared_ptr<Transport>(&transport, [](Transport*) {}));
+        if (pg.rank() != 0) return;
+        Tensor got = Tensor::zeros(2, DType::Int64);
+        try {
+          pg.recv(got, kAnySource);
+        } catch (const std::invalid_argument& e) {
+          error = e.what();
+        }
+      },
+      10s);
+  CHECK(error.find("rank 0: recv: src = any source (-1): the nccl_rules transport cannot receive "
+                   "from any source here") != std::string::npos);
 }
 
 TEST_CASE("collectives work in place on views of memory the caller owns") {

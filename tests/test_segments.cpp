@@ -6,7 +6,8 @@
 //   kReduceSegmentBytes in host memory, and not in GPU memory
 //   (primitives/phases.hpp), pipelined or not (overlaps_transfers).
 // - all_reduce's auto sends fewer messages for small vectors where the
-//   transport prefers that (all_reduce.cpp).
+//   transport prefers that (all_reduce.cpp), traced (through the recorder
+//   `--trace` and the Python backend's traces wrap a transport in) or not.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 
 #include "primitives/algorithms.hpp"
 #include "primitives/phases.hpp"
+#include "simulator/recording_transport.hpp"
 #include "transport/inproc.hpp"
 
 using namespace ringlab;
@@ -76,16 +78,20 @@ void check_ring(MemoryKind kind, std::size_t count, int expected_sends, bool ove
 }
 
 // Messages sent by all P ranks in an auto all_reduce of `bytes` of float32,
-// through transports that prefer fewer messages or not.
-int auto_messages(int P, std::size_t bytes, bool fewer_messages) {
+// through transports that prefer fewer messages or not; `traced`: through a
+// sim::RecordingTransport wrapped around them, as a traced rank runs.
+int auto_messages(int P, std::size_t bytes, bool fewer_messages, bool traced = false) {
   std::atomic<int> total{0};
   run_world(P, [&](Transport& t) {
     CountingTransport counting(t, MemoryKind::Host, fewer_messages);
+    sim::RecordOptions record;
+    record.wall_clock = true;
+    sim::RecordingTransport recorder(counting, record);
     const std::size_t count = bytes / sizeof(float);
     std::vector<float> values(count);
     for (std::size_t i = 0; i < count; ++i)
       values[i] = static_cast<float>((i % 1000) + 1000 * t.rank());
-    Comm comm(counting, 0);
+    Comm comm(traced ? static_cast<Transport&>(recorder) : counting, 0);
     all_reduce_auto(comm, Elems{reinterpret_cast<std::byte*>(values.data()), count, DType::Float32},
                     ReduceOp::SUM);
     std::size_t wrong = 0;
@@ -134,4 +140,19 @@ TEST_CASE("auto sends fewer messages for small vectors where the transport prefe
   // halving and 2 doubling steps of one message from every rank.
   CHECK(auto_messages(4, 2 * kAllReduceAutoSmallBytes, true) == 4 * 4);
   CHECK(auto_messages(4, 2 * kAllReduceAutoSmallBytes, false) == 4 * 4);
+}
+
+TEST_CASE("a traced rank chooses as an untraced one: the recorder answers as its transport") {
+  // 4 ranks, 4 KiB: reduce_broadcast where the transport prefers fewer
+  // messages (2(P-1) = 6 in all), recursive doubling where not (4 x 2).
+  CHECK(auto_messages(4, 4 << 10, true, true) == 6);
+  CHECK(auto_messages(4, 4 << 10, false, true) == 8);
+  for (const bool overlaps : {false, true})
+    for (const bool fewer : {false, true})
+      run_world(2, [&](Transport& t) {
+        CountingTransport counting(t, MemoryKind::Host, fewer, overlaps);
+        sim::RecordingTransport recorder(counting, sim::RecordOptions{});
+        CHECK(recorder.prefers_fewer_messages() == fewer);
+        CHECK(recorder.overlaps_transfers() == overlaps);
+      });
 }

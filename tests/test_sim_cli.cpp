@@ -238,6 +238,69 @@ TEST_CASE("--compare names the topology its figures assume; a ring of links is o
   CHECK(has(one.output, "a ProcessGroup's auto runs rabenseifner instead"));
 }
 
+namespace {
+
+// The --compare row of `size` in the table of bytes and steps: each cell
+// "120M in 75 steps" as {"120M", "75"}.
+std::vector<std::pair<std::string, std::string>> bytes_row(const std::string& output,
+                                                           const std::string& size) {
+  const std::size_t table = output.find("# bytes sent per rank");
+  if (table == std::string::npos) return {};
+  std::istringstream lines(output.substr(table));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first;
+    if (!(words >> first) || first != size) continue;
+    std::vector<std::pair<std::string, std::string>> cells;
+    for (std::string bytes, in, steps, word; words >> bytes >> in >> steps >> word;)
+      cells.emplace_back(bytes, steps);
+    return cells;
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("--compare: bytes per rank and steps beside the times; why the ring is bandwidth-optimal") {
+  // 16 ranks, 64 MiB of float32, fully connected. Closed forms: ring and
+  // Rabenseifner send 2(N-1)/N x 64M = 120M from every rank; recursive
+  // doubling sends the whole vector in each of log2 16 = 4 rounds (256M).
+  // The ring's blocks are 4 MiB, cut in g = 4 segments of 1 MiB: (N-1)(g+1)
+  // = 75 steps, where the article's unsegmented ring takes 2(N-1) = 30.
+  const auto run = run_ringlab("sim all_reduce --compare --ranks 16 --sizes 1K:64M");
+  CAPTURE(run.output);
+  REQUIRE(run.status == 0);
+  // Columns: ring, reduce_broadcast, recursive_doubling, rabenseifner, binary_tree, auto.
+  const auto big = bytes_row(run.output, "64M");
+  REQUIRE(big.size() == 6);
+  CHECK(big[0] == std::pair<std::string, std::string>{"120M", "75"});
+  CHECK(big[2] == std::pair<std::string, std::string>{"256M", "4"});
+  CHECK(big[3].first == "120M");
+  CHECK(big[5] == big[3]);  // auto runs rabenseifner there
+  const auto small = bytes_row(run.output, "1K");  // 1920 bytes, one step per block
+  REQUIRE(small.size() == 6);
+  CHECK(small[0] == std::pair<std::string, std::string>{"1.9K", "30"});
+  CHECK(small[3] == std::pair<std::string, std::string>{"1.9K", "8"});  // 2 log2 16 rounds
+  CHECK(has(run.output, "# ring is bandwidth-optimal: each rank sends 2(N-1)/N of the data, "
+                        "whatever N (here 2 x 15/16 x 64M = 120M)"));
+  CHECK(has(run.output, "# rabenseifner sends the same 2(N-1)/N"));
+  CHECK(has(run.output, "in 8 steps at 1K where the ring takes 30: on this fully connected "
+                        "network a far partner costs no more than a neighbour, so it ties the "
+                        "ring on bytes and beats it on latency"));
+  CHECK(has(run.output, "# ring's 75 steps at 64M, not the article's 2(N-1) = 30: the ring cuts "
+                        "each block (n/P elements, up to 4 MiB) into 4 segments"));
+  // Up to 16M every block is one segment: 2(N-1) steps, nothing to explain.
+  const auto unsegmented = run_ringlab("sim all_reduce --compare --ranks 16 --sizes 1K:16M");
+  CHECK_FALSE(has(unsegmented.output, "# ring's "));
+  // On a ring of links, Rabenseifner's far partners share them.
+  const auto ring = run_ringlab("sim all_reduce --compare --ranks 16 --topology ring");
+  CHECK(has(ring.output, "fewer steps, but here its far partners' messages share links"));
+  // Other collectives get the table, not the all_reduce notes.
+  const auto broadcast = run_ringlab("sim broadcast --compare --ranks 8 --sizes 1K:1M");
+  CHECK(bytes_row(broadcast.output, "1M").size() == 3);
+  CHECK_FALSE(has(broadcast.output, "bandwidth-optimal"));
+}
+
 TEST_CASE("the steps say why the ring takes 63 steps at 64 MiB on 8 ranks: 1 MiB segments") {
   // (P-1)(g+1) with g = ceil(N/P / 1 MiB): 1 MiB gives g = 1 (14 steps), 9 MiB
   // g = 2 (21), 64 MiB g = 8 (63).
@@ -293,6 +356,50 @@ TEST_CASE("what the simulator cannot take is refused naming the option and the l
   CHECK(messages.seconds < 10);
   // The closed form still answers both.
   CHECK(run_ringlab("sim all_reduce --ranks 16384 --bytes 4K").status == 0);
+}
+
+TEST_CASE("parameter_server's sizes are bounded, each refusal naming its limit") {
+  // Issue 33, item 5: --keys 18446744073709551615 took 6 GB in 16 s before
+  // it was killed. Each run here has 2 GiB of address space and a minute,
+  // so a ringlab without the bounds fails the test instead of taking the
+  // machine's memory.
+  const auto sim_ps = [](const std::string& arguments) {
+    return ringlab::testing::run_shell("ulimit -v 2097152; " + ringlab::testing::kCleanEnvironment +
+                                       "timeout 60 " + RINGLAB_EXE + " sim parameter_server " +
+                                       arguments + " --no-steps");
+  };
+  const auto keys = sim_ps("--keys 18446744073709551615");
+  CAPTURE(keys.output);
+  CHECK(keys.status == 1);
+  CHECK(has(keys.output, "--keys 18446744073709551615 is more than the simulator takes: at most "
+                         "4194304 keys (kMaxPsKeys)"));
+  CHECK(keys.seconds < 10);
+
+  const auto moved = sim_ps("--keys 100000 --iterations 100 --workers 10 --push 40 --pull 40");
+  CAPTURE(moved.output);
+  CHECK(moved.status == 1);
+  CHECK(has(moved.output, "100 iteration(s) x 10 worker(s) x (40 pushed + 40 pulled) = 80000 keys "
+                          "moved, more than the simulator takes: at most 65536 (kMaxPsKeysMoved)"));
+  CHECK(moved.seconds < 10);
+
+  const auto messages = sim_ps("--iterations 100000 --workers 100 --servers 100 --push 0 --pull 0");
+  CAPTURE(messages.output);
+  CHECK(messages.status == 1);
+  CHECK(has(messages.output, "send up to 6000000000 messages (6 per iteration, worker and server), "
+                             "more than the simulator takes: at most 131072 (kMaxPsMessages)"));
+  CHECK(messages.seconds < 10);
+
+  // Within the limits, in bounded memory: each worker's draw of keys kept
+  // the capacity of all 100,000 keys (3.2 GB for these 4,000 draws).
+  const auto draws = sim_ps("--keys 100000 --iterations 200 --workers 10 --push 2 --pull 2");
+  CAPTURE(draws.output);
+  CHECK(draws.status == 0);
+  CHECK(has(draws.output, "200 iteration(s)"));
+  // And at the limit of keys.
+  const auto most = sim_ps("--keys 4194304");
+  CAPTURE(most.output);
+  CHECK(most.status == 0);
+  CHECK(has(most.output, "server 1 owns keys 2097152..4194303"));
 }
 
 TEST_CASE("--calibrate says up front how long it takes and shows progress") {

@@ -1,7 +1,7 @@
 // Every lesson over real TCP processes: `ringlab lesson NAME` on its default
 // backend (tcp: one process per rank, started by the lesson itself), output
 // canonicalized and compared with the article's printout (the expected texts
-// of test_lessons.cpp, transcribed from ../shared/reference/article-outputs.md)
+// of test_lessons.cpp, transcribed from docs/article-outputs.md)
 // or with values worked out here from each lesson's definition.
 #include <doctest/doctest.h>
 #include <sys/wait.h>

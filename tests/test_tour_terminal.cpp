@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "run_program.hpp"
 
@@ -21,13 +24,14 @@ constexpr const char* kPrompt = "[Enter] next lesson, n: again on another world 
 // `ringlab ARGUMENTS` on the slave side of a pseudo-terminal.
 class OnTerminal {
  public:
-  explicit OnTerminal(const std::string& arguments) {
+  // environment: "env -u VAR " and the like, before ringlab's clean one.
+  explicit OnTerminal(const std::string& arguments, const std::string& environment = "") {
+    const std::string command =
+        environment + ringlab::testing::kCleanEnvironment + RINGLAB_EXE + " " + arguments;
     pid_ = ::forkpty(&fd_, nullptr, nullptr, nullptr);
     REQUIRE(pid_ >= 0);
     if (pid_ == 0) {
-      ::execl("/bin/sh", "sh", "-c",
-              (ringlab::testing::kCleanEnvironment + RINGLAB_EXE + " " + arguments).c_str(),
-              static_cast<char*>(nullptr));
+      ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
   }
@@ -109,21 +113,125 @@ TEST_CASE("the tour at a terminal: one lesson at a time, what to look at, try ne
         std::string::npos);
 
   // n: the same lesson on another world size; one it cannot use is refused.
+  const std::string ask = "world size for broadcast (1-1024; Enter: back, q: quit): ";
   tour.type("n\n");
-  tour.read_until("world size for broadcast (1-1024): ");
+  tour.read_until(ask);
   tour.type("0\n");
-  shown = tour.read_until("world size for broadcast (1-1024): ");
-  CHECK(shown.find("a world size is a whole number from 1 to 1024") != std::string::npos);
+  shown = tour.read_until(ask);
+  CHECK(shown.find("a world size is a whole number: 1-1024 for broadcast") != std::string::npos);
   tour.type("6\n");
   shown = tour.read_until(kPrompt);
   CHECK(shown.find("# broadcast (world 6)") != std::string::npos);
   CHECK(shown.find("after broadcast  Rank  5  has data  tensor([1, 2])") != std::string::npos);
   CHECK(shown.find("try: ringlab lesson broadcast -n 8 --root 5") != std::string::npos);
 
-  tour.type("q\n");  // q: the tour ends here
+  // n, then Enter: back to the prompt, nothing runs again.
+  tour.type("n\n");
+  tour.read_until(ask);
+  tour.type("\n");
+  shown = tour.read_until(kPrompt);
+  CHECK(shown.find("# broadcast") == std::string::npos);
+
+  tour.type("q\n");  // q: the tour ends here, saying how to go on
   std::string rest;
   CHECK(tour.finish(rest) == 0);
   CHECK(rest.find("# scatter") == std::string::npos);
+  CHECK(rest.find("you left the tour after broadcast; to go on from scatter: ringlab tour --from "
+                  "scatter --backend inproc") != std::string::npos);
+}
+
+TEST_CASE("n names the world sizes a lesson can use; where there is one, it says so and asks not") {
+  OnTerminal tour("tour --backend inproc --timeout-ms 20000");
+  tour.read_until(kPrompt);
+  tour.type("n\n");  // pingpong: 2 ranks only
+  std::string shown = tour.read_until(kPrompt);
+  CHECK(shown.find("pingpong runs on 2 ranks only: the article's ping-pong passes a tensor "
+                   "between rank 0 and rank 1") != std::string::npos);
+  CHECK(shown.find("world size for") == std::string::npos);
+  CHECK(shown.find("# pingpong") == std::string::npos);  // not run again
+  tour.type("q\n");
+  std::string rest;
+  CHECK(tour.finish(rest) == 0);
+  CHECK(rest.find("to go on from pingpong_async: ringlab tour --from pingpong_async --backend "
+                  "inproc") != std::string::npos);
+
+  // ddp_grad_average's four samples split over 1, 2 or 4 ranks; q at the
+  // world size quits the tour.
+  OnTerminal grad("tour --from ddp_grad_average --backend inproc --timeout-ms 20000");
+  shown = grad.read_until(kPrompt);
+  CHECK(shown.find("# ddp_grad_average (world 2, then 4)") != std::string::npos);
+  CHECK(shown.find("# ddp_init_broadcast") == std::string::npos);  // started where asked
+  grad.type("n\n");
+  grad.read_until("world size for ddp_grad_average (1, 2 or 4; Enter: back, q: quit): ");
+  grad.type("3\n");
+  shown = grad.read_until("world size for ddp_grad_average (1, 2 or 4; Enter: back, q: quit): ");
+  CHECK(shown.find("not on 3 ranks: the four samples") != std::string::npos);
+  grad.type("q\n");
+  CHECK(grad.finish(rest) == 0);
+  CHECK(rest.find("to go on from ddp_basic: ringlab tour --from ddp_basic --backend inproc") !=
+        std::string::npos);
+}
+
+namespace {
+
+// The numbered lines that follow the line holding `heading` ("  1. ringlab
+// lesson all_reduce   the article's ..."), without the terminal's \r.
+std::vector<std::string> steps_after(const std::string& text, const std::string& heading) {
+  std::vector<std::string> steps;
+  const std::size_t at = text.find(heading);
+  if (at == std::string::npos) return steps;
+  std::istringstream lines(text.substr(text.find('\n', at) + 1));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() < 5 || !line.starts_with("  ") || line[3] != '.') break;
+    steps.push_back(line);
+  }
+  return steps;
+}
+
+// "ringlab lesson all_reduce" of "  1. ringlab lesson all_reduce   the ...".
+std::string command_of(const std::string& step) {
+  const std::size_t from = step.find("ringlab ");
+  return step.substr(from, step.find("  ", from) - from);
+}
+
+}  // namespace
+
+TEST_CASE("one path to start: README's first screen, ringlab start and the tour's end agree") {
+  // ringlab start without a display prints the steps, then runs the tour.
+  OnTerminal start("start --backend inproc --timeout-ms 20000", "env -u DISPLAY -u WAYLAND_DISPLAY ");
+  const std::string opening = start.read_until(kPrompt);
+  const auto steps = steps_after(opening, "start here");
+  REQUIRE(steps.size() == 3);
+  CHECK(command_of(steps[0]) == "ringlab lesson all_reduce");
+  CHECK(command_of(steps[1]) == "ringlab gui --scenario ring_allreduce");
+  CHECK(command_of(steps[2]) == "ringlab exercise start ring_all_reduce");
+  start.type("q\n");
+  std::string rest;
+  CHECK(start.finish(rest) == 0);
+
+  // The tour, at its end, names the same steps, word for word.
+  OnTerminal tour("tour --from support --backend inproc --timeout-ms 20000");
+  tour.read_until(kPrompt);
+  tour.type("\n");
+  CHECK(tour.finish(rest) == 0);
+  INFO(rest);
+  CHECK(steps_after(rest, "what next") == steps);
+  CHECK(rest.find("go on from") == std::string::npos);
+
+  // README's first screen (its first 40 lines) gives them, in order, as
+  // commands of the build tree's $ringlab.
+  std::ifstream file(RINGLAB_SOURCE_DIR "/README.md");
+  std::string readme, line;
+  for (int n = 0; n < 40 && std::getline(file, line); ++n) readme += line + "\n";
+  std::size_t previous = 0;
+  for (const std::string& step : steps) {
+    const std::size_t at = readme.find("$" + command_of(step) + " ");
+    CAPTURE(step);
+    CHECK(at != std::string::npos);
+    CHECK(at >= previous);
+    previous = at;
+  }
 }
 
 TEST_CASE("piped, the tour runs every lesson without look, try or prompt lines") {

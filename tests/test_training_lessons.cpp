@@ -201,6 +201,25 @@ TEST_SUITE("training_lessons") {
                                 "label 0, loss = sum((w*x - label)**2) on each rank");
         REQUIRE(intro < lines.size());
         CHECK(intro >= previous_world_end);
+        // Seed 002 prints the bare gradient on every rank (print(
+        // model.module.weight.grad.item()): 14.0 twice); the lesson prints
+        // those lines first, then its explanation. Threads share one stdout,
+        // so on inproc the order is exact; lines of rank processes reach the
+        // launcher through pipes of their own and interleave in any order
+        // (docs/article-outputs.md), so there the world's output starts with
+        // a bare line and holds one per rank.
+        const std::string bare = world == 2 ? "14.0" : "7.0";
+        const std::size_t first = previous_world_end == 0 ? 0 : previous_world_end + 2;
+        REQUIRE(first < lines.size());
+        CHECK(lines[first] == bare);
+        const auto block_end = lines.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                   lines.size(), intro + 3 * static_cast<std::size_t>(world) + 2));
+        CHECK(std::count(lines.begin() + static_cast<std::ptrdiff_t>(first), block_end, bare) ==
+              world);
+        if (backend == "inproc") {
+          REQUIRE(intro == first + static_cast<std::size_t>(world));
+          for (std::size_t i = first; i < intro; ++i) CHECK(lines[i] == bare);
+        }
         for (int r = 0; r < world; ++r) {
           double local = 0;
           std::string xs;
@@ -269,13 +288,19 @@ TEST_SUITE("training_lessons") {
                   "the float64 reference on 3 ranks");
   }
 
-  TEST_CASE("ddp_basic, model_parallel, demo_model_parallel print what PyTorch computes for them") {
+  TEST_CASE(
+      "ddp_basic, ddp_checkpoint, model_parallel, demo_model_parallel print what PyTorch computes "
+      "for them") {
     // tests/golden/make_ddp_golden.py runs the tutorial's programs in PyTorch 1.13.
-    const std::tuple<const char*, const char*, int> runs[] = {
-        {"ddp_basic", "ddp_basic.txt", 2},
-        {"model_parallel", "model_parallel.txt", 1},
-        {"demo_model_parallel", "demo_model_parallel.txt", 4}};
-    for (const auto& [name, golden_file, world] : runs) {
+    // Each rank's lines compared: its loss and 4 parameters after the step
+    // (ddp_checkpoint: and the 4 parameters it loaded); seed 42 on every
+    // rank, so ddp_checkpoint's loss is demo_basic's 0.915320635 on both.
+    const std::tuple<const char*, const char*, int, int> runs[] = {
+        {"ddp_basic", "ddp_basic.txt", 2, 5},
+        {"ddp_checkpoint", "ddp_checkpoint.txt", 2, 9},
+        {"model_parallel", "model_parallel.txt", 1, 5},
+        {"demo_model_parallel", "demo_model_parallel.txt", 4, 5}};
+    for (const auto& [name, golden_file, world, per_rank] : runs) {
       const auto expected = lines_of(golden(golden_file));
       for (const std::string& backend : kBackends) {
         CAPTURE(name);
@@ -300,7 +325,7 @@ TEST_SUITE("training_lessons") {
           CHECK(ringlab::ref::close(std::stod(ours->substr(prefix.size())),
                                     std::stod(line.substr(prefix.size())), 1e-6));
         }
-        CHECK(compared == 5 * world);
+        CHECK(compared == per_rank * world);
       }
     }
   }
@@ -458,9 +483,28 @@ TEST_SUITE("training_lessons") {
   }
 
   TEST_CASE("the tour runs the training lessons too, and skips what a world size cannot run") {
-    const ProgramRun tour = run_ringlab("tour --backend inproc --timeout-ms 20000");
+    // Run in an empty folder: horovod's checkpoints go to ringlab-runs/horovod
+    // there, said where, and nothing else is left behind.
+    const std::filesystem::path here = std::filesystem::temp_directory_path() /
+                                       ("ringlab-test-tour-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(here);
+    const ProgramRun tour = ringlab::testing::run_shell(
+        "cd " + here.string() + " && " + ringlab::testing::kCleanEnvironment + RINGLAB_EXE +
+        " tour --backend inproc --timeout-ms 20000");
     INFO(tour.output);
     REQUIRE(tour.status == 0);
+    std::vector<std::string> left;
+    for (const auto& entry : std::filesystem::directory_iterator(here))
+      left.push_back(entry.path().filename().string());
+    CHECK(left == std::vector<std::string>{"ringlab-runs"});
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      const std::filesystem::path kept =
+          here / "ringlab-runs" / "horovod" / ("checkpoint-" + std::to_string(epoch) + ".json");
+      CHECK(tour.output.find("Rank 0 saved " + kept.string() + " (rank 0 only)\n") !=
+            std::string::npos);
+      CHECK(ringlab::training::load_checkpoint(kept.string()).epoch == epoch);
+    }
+    std::filesystem::remove_all(here);
     for (const std::string name : {"ddp_init_broadcast", "ddp_grad_average", "ddp_basic",
                                    "ddp_checkpoint", "model_parallel", "demo_model_parallel",
                                    "horovod", "train"})

@@ -4,7 +4,7 @@
 # ctest -j runs them side by side. A new transport adds a binding and a line
 # here.
 add_library(ringlab_transport_conformance OBJECT test_transport_conformance.cpp
-            conformance_algorithms.cpp conformance_dtypes.cpp)
+            conformance_any_source.cpp conformance_algorithms.cpp conformance_dtypes.cpp)
 target_link_libraries(ringlab_transport_conformance
   PUBLIC doctest::doctest ringlab_transport_api ringlab_primitives PRIVATE ringlab_warnings)
 

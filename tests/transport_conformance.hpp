@@ -45,6 +45,8 @@ struct Binding {
   bool buffers_sends = true;          // false: a send may wait until its receive is posted
   bool detects_size_mismatch = true;  // false: a receive of the wrong size goes unnoticed
   bool survives_timeout = true;       // false: a wait that times out ends the world
+  // false: irecv refuses kAnySource (NCCL posts every receive for one sender)
+  bool receives_from_any_source = true;
   // true: a rank's operations run only once a wait or test launches them, and
   // its launched groups finish in launch order (NCCL's one CUDA stream per
   // rank), so a rank that waits on a receive can send nothing until it comes.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/backends.hpp"
+#include "backends/rank_world.hpp"
 #include "bench/bench.hpp"
 #include "bench/loopback.hpp"
 #ifdef RINGLAB_BENCH_NATIVE
@@ -94,9 +95,7 @@ void check_before_start(const BenchCommand& cmd, const CollectiveInfo* row, bool
 // already (started by a launcher, which set its rank) counts only itself.
 bench::RankPlacement placement(const std::string& backend, int ranks) {
   if (backend != "tcp") return {ranks, ranks, ranks};  // threads of this process
-  const bool is_rank =
-      std::getenv("RANK") || std::getenv("SLURM_PROCID") || std::getenv("OMPI_COMM_WORLD_RANK");
-  return {ranks, 1, is_rank ? 1 : ranks};
+  return {ranks, 1, backends::is_launched_rank() ? 1 : ranks};
 }
 
 // --native: NcclGroup's rows next to NcclTransport's (bench/native.hpp).

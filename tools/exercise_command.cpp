@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 
 #include "exercises/process.hpp"
 #include "exercises/record.hpp"
+#include "exercises/supervise.hpp"
 #include "exercises/workspace.hpp"
 #include "gui/state.hpp"
 #include "simulator/cost.hpp"
@@ -36,6 +38,8 @@ struct ExerciseCommand {
   std::string package;  // --ringlab-dir
   bool force = false;
   int timeout_ms = 5000;
+  int case_seconds = ex::kDefaultCaseSeconds;
+  int memory_mb = static_cast<int>(ex::kDefaultMemoryBytes >> 20);
   int ranks = 4, count = 0, root = 0, step = -1;
   std::string screenshot;
 };
@@ -75,6 +79,7 @@ gui::Settings settings_for(const ex::Exercise& exercise, const sim::Run& run) {
 }
 
 gui::GuiState learner_state(const ExerciseCommand& cmd, const ex::Exercise& exercise) {
+  ex::require_started(ex::Workspace{cmd.folder}, exercise);  // before the package is found
   const int count = cmd.count > 0 ? cmd.count : 2 * cmd.ranks;
   const auto file = ex::record(ex::Workspace{cmd.folder}, exercise, package_of(cmd), cmd.ranks,
                                exercise.shape == ex::Shape::Barrier ? 0 : count, cmd.root);
@@ -159,6 +164,17 @@ void show(const ExerciseCommand& cmd) {
       cmd.name.c_str(), cmd.name.c_str());
 }
 
+// Runs fn; when SIGINT or SIGTERM stopped it (everything it ran has ended
+// by then), the command ends with 128 + the signal, as the shell expects.
+bool stopped_by_signal(const std::function<bool()>& fn) {
+  try {
+    return fn();
+  } catch (const ex::Interrupted& e) {
+    std::fflush(stdout);
+    throw ExitStatus{128 + e.signal_number};
+  }
+}
+
 void add_folder_option(CLI::App& sub, ExerciseCommand& cmd) {
   sub.add_option("--dir", cmd.folder, "the workspace folder (default ./ringlab-exercises)");
 }
@@ -203,9 +219,22 @@ void add_exercise_command(CLI::App& app) {
   check->add_option("--ringlab-dir", cmd->package, "the folder of ringlabConfig.cmake");
   check->add_option("--timeout-ms", cmd->timeout_ms, "limit of every wait inside the checks")
       ->check(whole_number(100, 600000, "a number of milliseconds"));
+  check->add_option("--case-seconds", cmd->case_seconds,
+                    "time each case may take before it is stopped and named (default 10)")
+      ->check(whole_number(1, 3600, "a number of seconds"));
+  check->add_option("--memory-mb", cmd->memory_mb,
+                    "memory the exercise's program and all it starts may use (default 2048)")
+      ->check(whole_number(64, 1 << 20, "a number of MiB"));
   check->callback([cmd] {
-    const ex::CheckOptions options{package_of(*cmd), std::chrono::milliseconds(cmd->timeout_ms)};
-    if (!ex::check(ex::Workspace{cmd->folder}, ex::find_exercise(cmd->name), options))
+    const ex::Workspace workspace{cmd->folder};
+    const ex::Exercise& chosen = ex::find_exercise(cmd->name);
+    ex::require_started(workspace, chosen);  // before finding (or installing) the package
+    ex::CheckOptions options;
+    options.package = package_of(*cmd);
+    options.timeout = std::chrono::milliseconds(cmd->timeout_ms);
+    options.case_limit = std::chrono::seconds(cmd->case_seconds);
+    options.memory_bytes = static_cast<std::uint64_t>(cmd->memory_mb) << 20;
+    if (!stopped_by_signal([&] { return ex::check(workspace, chosen, options); }))
       throw std::runtime_error("exercise " + cmd->name + " is not passing yet (above)");
   });
 
@@ -222,7 +251,12 @@ void add_exercise_command(CLI::App& app) {
   show_cmd->add_option("--step", cmd->step, "the frame to show first (default: the last)")
       ->check(whole_number(0, kMaxInt, "a frame number"));
   show_cmd->add_option("--screenshot", cmd->screenshot, "render that frame to this PNG and exit");
-  show_cmd->callback([cmd] { show(*cmd); });
+  show_cmd->callback([cmd] {
+    stopped_by_signal([&] {
+      show(*cmd);
+      return true;
+    });
+  });
 
   CLI::App* solution = exercise->add_subcommand(
       "solution", "print a complete reference solution (> ringlab-exercises/NAME.cpp to use it)");

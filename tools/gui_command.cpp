@@ -1,5 +1,5 @@
-// `ringlab gui [--scenario NAME] [--ranks P] [--step K] [--screenshot FILE.png]
-//              [--width W] [--height H]`
+// `ringlab gui [--scenario NAME] [--ranks P] [--step K] [--rank R]
+//              [--screenshot FILE.png] [--width W] [--height H]`
 // Opens the walkthrough window; with --screenshot, renders that one frame to a
 // PNG and exits (under `xvfb-run -a` where there is no display).
 #include <cstdio>
@@ -21,6 +21,7 @@ struct GuiCommand {
   int ranks = 0;   // 0: the scenario's default
   std::optional<DType> dtype;  // --dtype: the collectives' element type
   int step = 0;    // frame index: 0 is "before step 1"
+  int rank = -1;   // the rank shown in detail (-1: the one the step follows)
   std::string screenshot;
   int width = WindowOptions{}.width;
   int height = WindowOptions{}.height;
@@ -39,6 +40,12 @@ void run_gui_command(const GuiCommand& cmd) {
                                 cmd.scenario + ": pick 0 (before step 1) to " +
                                 std::to_string(frame_count(state) - 1));
   apply(state, JumpTo{cmd.step});
+  if (cmd.rank >= state.settings.ranks)
+    throw std::invalid_argument("--rank " + std::to_string(cmd.rank) + " is not a rank of " +
+                                cmd.scenario + "'s " + std::to_string(state.settings.ranks) +
+                                "-rank world: pick 0 to " +
+                                std::to_string(state.settings.ranks - 1));
+  if (cmd.rank >= 0) apply(state, SelectRank{cmd.rank});
   WindowOptions options;
   options.width = cmd.width;
   options.height = cmd.height;
@@ -71,6 +78,10 @@ void add_gui_command(CLI::App& app) {
       ->type_name("DTYPE");
   gui->add_option("--step", cmd->step, "frame to show first (0: before step 1)")
       ->check(cli::whole_number(0, cli::kMaxInt, "a step number"));
+  gui->add_option("--rank", cmd->rank,
+                  "rank to show in detail where the ranks are too many to show whole (default: "
+                  "the one the step follows; in the window: click a rank, or [ and ])")
+      ->check(cli::whole_number(0, kMaxRanks - 1, "a rank"));
   gui->add_option("--screenshot", cmd->screenshot, "render that frame to this PNG file and exit");
   gui->add_option("--width", cmd->width, "window width in pixels")->check(CLI::Range(320, 8192));
   gui->add_option("--height", cmd->height, "window height in pixels")->check(CLI::Range(240, 8192));

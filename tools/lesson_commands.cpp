@@ -1,16 +1,10 @@
-// `ringlab lesson NAME [--world-size N] [--backend B]`, `ringlab lesson --list`,
-// `ringlab tour` (paced, one lesson at a time, when stdin is a terminal) and
-// `ringlab start`.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+// `ringlab lesson NAME [--world-size N] [--backend B] [--article]`,
+// `ringlab lesson --list`, `ringlab tour` (paced, one lesson at a time, when
+// stdin is a terminal) and `ringlab start`.
 #include <unistd.h>
 
-#include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,9 +13,13 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/rank_world.hpp"
 #include "gui/gui.hpp"
+#include "lessons/article.hpp"
 #include "lessons/runner.hpp"
+#include "lessons/start_here.hpp"
 #include "tools/commands.hpp"
+#include "tools/lesson_process.hpp"
 #include "tools/option_checks.hpp"
 
 namespace ringlab::cli {
@@ -31,6 +29,7 @@ namespace {
 struct LessonCommand {
   std::string name;
   bool list = false;
+  bool article = false;  // --article: beside the article's page
   lessons::RunOptions options;
   int timeout_ms = static_cast<int>(kDefaultTimeout.count());
   std::vector<std::string> algorithms;  // "collective=name"
@@ -89,47 +88,52 @@ void run_lesson_command(LessonCommand& cmd) {
   // "# lesson" line, so stdout stays the article's; once, from the process the
   // learner started (under a launcher, rank 0's). Output read by a program
   // (stderr not a terminal) stays as it was.
-  const char* rank = std::getenv("RANK");
-  if (::isatty(2) == 1 && !lesson.try_next.empty() && (!rank || std::string_view(rank) == "0"))
+  const std::optional<tcp::RankPlace> launched = backends::launched_place();
+  if (::isatty(2) == 1 && !lesson.try_next.empty() && (!launched || launched->rank == 0))
     std::fprintf(stderr, "try: %.*s\n", static_cast<int>(lesson.try_next.size()),
                  lesson.try_next.data());
 }
 
-// This program, to run a lesson of the paced tour as `ringlab lesson`.
-std::string this_program() {
-  char path[PATH_MAX];
-  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (length <= 0) throw std::runtime_error("cannot tell where this ringlab program is");
-  return std::string(path, static_cast<std::size_t>(length));
+// What --article cannot compare: a run other than the article's.
+void check_article_options(const lessons::Lesson& lesson, const LessonCommand& cmd) {
+  const std::string name(lesson.name);
+  const std::string why = "--article sets this run beside the article's run of " + name + ", ";
+  if (cmd.options.world_size > 0 && cmd.options.world_size != lesson.default_world_size)
+    throw std::invalid_argument(why + "on " + std::to_string(lesson.default_world_size) +
+                                " ranks: leave out -n " + std::to_string(cmd.options.world_size) +
+                                ", or --article");
+  if (cmd.options.args.root >= 0)
+    throw std::invalid_argument(why + "with its own " + std::string(lesson.root) +
+                                " rank: leave out --root, or --article");
+  if (cmd.trace)
+    throw std::invalid_argument(why + "which it runs itself: leave out --trace, or --article");
+  if (backends::launched_world_size() > 0)
+    throw std::invalid_argument(why + "which it runs itself: run it outside ringlab run or "
+                                "torchrun");
 }
 
-// `ringlab lesson NAME` with the tour's options, in a process of its own (its
-// ranks are its own business, whatever the backend), stdin /dev/null so the
-// terminal stays the tour's, stdout and stderr this terminal's.
-void run_lesson_process(const lessons::Lesson& lesson, const lessons::RunOptions& options) {
-  std::vector<std::string> args{this_program(), "lesson", std::string(lesson.name), "--timeout-ms",
-                                std::to_string(options.group.timeout.count())};
-  if (options.world_size > 0) args.insert(args.end(), {"-n", std::to_string(options.world_size)});
-  if (!lesson.run_itself && !options.backend.empty())
-    args.insert(args.end(), {"--backend", options.backend});
-  for (const auto& [collective, name] : options.group.algorithms)
-    args.insert(args.end(), {"--algorithm", std::string(collective_name(collective)) + "=" + name});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  std::fflush(stdout);
-  pid_t pid = -1;
-  const int error = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(error));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+// `ringlab lesson NAME --article`: a run of the lesson (a process of its own,
+// its stdout read here) beside the article's page, each difference said;
+// for a lesson whose article shows no output, the run, then why.
+void run_article_command(LessonCommand& cmd) {
+  if (cmd.name.empty())
+    throw std::invalid_argument("name the lesson to set beside its article, e.g. ringlab lesson "
+                                "pingpong --article");
+  apply_common(cmd);
+  const lessons::Lesson& lesson = lessons::find_lesson(cmd.name);
+  const lessons::ArticlePage* page = lessons::article_page(lesson.name);
+  if (!page) {
+    lessons::run_lesson(lesson, cmd.options);
+    std::printf("# --article: %s\n", lessons::article_silence(lesson.name).c_str());
+    return;
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    std::printf("(the lesson failed: its error is above)\n");
+  lessons::check_options(lesson, cmd.options);
+  check_article_options(lesson, cmd);
+  // Its every wait has the timeout; a run that still goes on this long has hung.
+  const long long limit_ms = 60000 + 4 * static_cast<long long>(cmd.options.group.timeout.count());
+  const std::string output = lesson_output(lesson, cmd.options, limit_ms);
+  const std::string text = lessons::compare_with_page(*page, output);
+  std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
 std::optional<std::string> ask_terminal(const std::string& prompt) {
@@ -141,11 +145,11 @@ std::optional<std::string> ask_terminal(const std::string& prompt) {
 }
 
 // The tour: paced when a learner types at it, as it always was when piped.
-void run_tour_here(const lessons::RunOptions& options) {
+void run_tour_here(const lessons::RunOptions& options, const std::string& from) {
   if (::isatty(0) == 1)
-    lessons::run_paced_tour(options, {ask_terminal, run_lesson_process});
+    lessons::run_paced_tour(options, {ask_terminal, run_lesson_process}, from);
   else
-    lessons::run_tour(options);
+    lessons::run_tour(options, from);
 }
 
 }  // namespace
@@ -155,6 +159,8 @@ void add_lesson_commands(CLI::App& app) {
   CLI::App* lesson = app.add_subcommand("lesson", "run one article program on every rank");
   lesson->add_option("name", cmd->name, "lesson name (see --list)");
   lesson->add_flag("--list", cmd->list, "list the lessons");
+  lesson->add_flag("--article", cmd->article,
+                   "print the article's own lines beside this run's, and say why each differs");
   lesson
       ->add_option("--root", cmd->options.args.root,
                    "src or dst rank of a lesson that has one (default: the article's)")
@@ -175,8 +181,8 @@ void add_lesson_commands(CLI::App& app) {
                      "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
                      "every epoch here and resume from it (default checkpoint.pt)");
   lesson->add_option("--checkpoint-dir", cmd->options.args.checkpoint_dir,
-                     "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: the "
-                     "current folder)");
+                     "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: "
+                     "ringlab-runs/horovod in the current folder)");
   lesson
       ->add_option("--max-epoch", cmd->options.args.max_epoch,
                    "train_elastic: epochs (default 100)")
@@ -197,7 +203,12 @@ void add_lesson_commands(CLI::App& app) {
           "SECONDS"));
   add_common_options(*lesson, *cmd);
   add_trace_option(*lesson, cmd->trace);
-  lesson->callback([cmd] { run_lesson_command(*cmd); });
+  lesson->callback([cmd] {
+    if (cmd->article)
+      run_article_command(*cmd);
+    else
+      run_lesson_command(*cmd);
+  });
 
   // The README's main job: the GUI where one is built and a display is
   // present; otherwise the lesson tour in this terminal.
@@ -206,21 +217,26 @@ void add_lesson_commands(CLI::App& app) {
       "start", "the main job: open the GUI, or run the lesson tour when there is no display");
   add_common_options(*start, *start_cmd);
   start->callback([start_cmd] {
+    lessons::print_start_here(
+        "start here (README's first screen and the end of the tour name the same steps):");
+    std::printf("\n");
     std::string reason;
     if (gui::try_open(reason)) return;
     std::printf("ringlab start: %s; running the lesson tour here instead\n\n", reason.c_str());
     std::fflush(stdout);
     apply_common(*start_cmd);
-    run_tour_here(start_cmd->options);
+    run_tour_here(start_cmd->options, "");
   });
 
   auto tour_cmd = std::make_shared<LessonCommand>();
   CLI::App* tour = app.add_subcommand("tour", "run every lesson in turn, in this terminal");
   add_common_options(*tour, *tour_cmd);
   add_trace_option(*tour, tour_cmd->trace);
+  tour->add_option("--from", tour_cmd->name,
+                   "start at this lesson (the tour says which when you leave it early)");
   tour->callback([tour_cmd] {
     apply_common(*tour_cmd);
-    run_tour_here(tour_cmd->options);
+    run_tour_here(tour_cmd->options, tour_cmd->name);
   });
 }
 

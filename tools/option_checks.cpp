@@ -63,6 +63,16 @@ CLI::Validator real_number(double min, double max, const std::string& what) {
       bound_text(min) + ".." + bound_text(max));
 }
 
+CLI::Validator positive_number(double max, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& input) -> std::string {
+        const std::optional<double> value = as_cli11_reads(input);
+        if (value && *value > 0 && *value <= max) return {};  // false for NaN
+        return input + " is not allowed: give " + what + " above 0, at most " + bound_text(max);
+      },
+      "(0.." + bound_text(max) + "]");
+}
+
 CLI::Validator file_to_write(const std::string& what) {
   return CLI::Validator(
       [what](std::string& input) -> std::string {

@@ -22,6 +22,11 @@ CLI::Validator finite_number();
 // learning rate from 0 to 1000". `what`: "a learning rate".
 CLI::Validator real_number(double min, double max, const std::string& what);
 
+// A finite number above 0, at most `max` (a bandwidth: 0 would make every
+// transfer take for ever): "--bandwidth: 0 is not allowed: give a bandwidth
+// in GB/s above 0, at most 1000000".
+CLI::Validator positive_number(double max, const std::string& what);
+
 // Puts finite_number() first on every option whose type is FLOAT (a double,
 // an optional<double>, a list of them), in `app` and its subcommands at
 // every depth. Call it once every command has added its options.

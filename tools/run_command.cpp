@@ -51,7 +51,7 @@ namespace {
 
 struct RunCommand {
   launch::LaunchOptions options;
-  backends::TraceOptions trace;
+  backends::TracedLaunchOptions trace;
   int timeout_ms = 0;
   int stop_after_ms = 1000;
   int kill_after_ms = 3000;

@@ -15,12 +15,14 @@ build=${1:-build}
 out=${2:-docs/images}
 exe=$build/tools/ringlab
 
-# file, scenario, frame: at the GUI's default window size, 1280x800.
+# file, scenario, frame[, ranks]: at the GUI's default window size, 1280x800.
 shots=(
   "ring_allreduce.png ring_allreduce 3"     # README: "step 3 of 6"
   "scatter_gather.png scatter_gather 3"     # the gather, 3 messages into rank 0
   "parameter_server.png parameter_server 12" # a pull answered, a push applied
   "ddp_step.png ddp_step 4"                 # backward of net2 while bucket 0's all_reduce runs
+  "all_to_all_16.png all_to_all 4 16"       # the overview: rank 4 receives rank 0's block 4
+  "ddp_step_16.png ddp_step 4 16"           # the overview as a ring: rank 2 adds rank 1's chunk
 )
 
 if [[ ! -x $exe ]]; then
@@ -42,11 +44,13 @@ fi
 mkdir -p "$out"
 made=()
 for shot in "${shots[@]}"; do
-  read -r file scenario frame <<< "$shot"
+  read -r file scenario frame ranks <<< "$shot"
+  world=()
+  [[ -n $ranks ]] && world=(--ranks "$ranks")
   # Written next to its place, then renamed: a failed run leaves the old
   # image whole.
   temp=$out/.$file.tmp.png
-  if ! "$exe" gui --scenario "$scenario" --step "$frame" --width 1280 --height 800 \
+  if ! "$exe" gui --scenario "$scenario" "${world[@]}" --step "$frame" --width 1280 --height 800 \
       --screenshot "$temp" > /dev/null; then
     rm -f "$temp"
     echo "screenshots: could not make $out/$file ($scenario, frame $frame)" >&2

@@ -68,7 +68,7 @@ struct SimCommand {
   std::string sizes = "1K:256M";
   bool bench = false;
   std::string trace;
-  std::size_t trace_limit = 200000;
+  std::size_t trace_limit = sim::kTraceEventLimit;
   std::string engine = "fibers";
   int steps = -1;  // -1: auto; 0: no; 1: yes
   PsScenario ps;
@@ -516,22 +516,28 @@ void add_sim_command(CLI::App& app) {
                   "fully_connected (default: a private link between every pair of ranks), ring "
                   "(the ranks wired in a ring, Horovod's setting, where the ring algorithm wins) "
                   "or switch");
+  // Costs are never negative (`--alpha -1` predicted 0 us), as NaN is
+  // refused (issue 33).
   sub->add_option_function<double>(
-      "--alpha", [cmd](double v) { cmd->alpha_us = v, cmd->alpha_given = true; },
-      "latency per message, microseconds (default 5)");
+         "--alpha", [cmd](double v) { cmd->alpha_us = v, cmd->alpha_given = true; },
+         "latency per message, microseconds (default 5)")
+      ->check(real_number(0, 1e9, "a latency in microseconds"));
   sub->add_option_function<double>(
-      "--bandwidth", [cmd](double v) { cmd->bandwidth_GBps = v, cmd->bandwidth_given = true; },
-      "per link, GB/s (default 12.5)");
+         "--bandwidth", [cmd](double v) { cmd->bandwidth_GBps = v, cmd->bandwidth_given = true; },
+         "per link, GB/s (default 12.5)")
+      ->check(positive_number(1e9, "a bandwidth in GB/s"));
   sub->add_option_function<double>(
-      "--gamma", [cmd](double v) { cmd->gamma_ns = v, cmd->gamma_given = true; },
-      "time per reduced byte, ns (default 0)");
+         "--gamma", [cmd](double v) { cmd->gamma_ns = v, cmd->gamma_given = true; },
+         "time per reduced byte, ns (default 0)")
+      ->check(real_number(0, 1e9, "a time per reduced byte in ns"));
   sub->add_option("--model", cmd->model_file,
                   "alpha, bandwidth and gamma from a file that --calibrate wrote (flags given "
                   "as well win)");
   sub->add_option("--ranks-per-switch", cmd->ranks_per_switch,
                   "switch topology: ranks under one uplink")
       ->check(whole_number(1, kMaxPredictionRanks, "a number of ranks"));
-  sub->add_option("--uplink-bandwidth", cmd->uplink_GBps, "switch topology: uplink GB/s (default: --bandwidth)");
+  sub->add_option("--uplink-bandwidth", cmd->uplink_GBps, "switch topology: uplink GB/s (default: --bandwidth)")
+      ->check(real_number(0, 1e9, "an uplink bandwidth in GB/s"));
   sub->add_option("--path", cmd->path,
                   "how to predict: auto (default), recorded, messages (data-free ranks) or closed "
                   "(closed form)")

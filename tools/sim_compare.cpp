@@ -18,6 +18,7 @@
 
 #include "bench/bench.hpp"
 #include "primitives/algorithms.hpp"
+#include "simulator/closed_form.hpp"
 
 namespace ringlab::cli {
 
@@ -60,6 +61,8 @@ struct Row {
   std::size_t bytes = 0;
   std::vector<double> us;
   std::vector<std::string> how;
+  std::vector<std::uint64_t> most_sent;  // the bytes the busiest rank sends
+  std::vector<Step> steps;
   std::string rule;  // what a ProcessGroup's auto runs at this size ("" unless all_reduce)
 };
 
@@ -86,12 +89,16 @@ Row price_row(const Scenario& base, std::size_t bytes, PredictionPath path, cons
   for (std::size_t i = 0; i < columns.names.size(); ++i) {
     row.us.push_back(-1);
     row.how.emplace_back();
+    row.most_sent.push_back(0);
+    row.steps.push_back(0);
     if (i == columns.auto_column) continue;  // from the others below
     s.algorithm = columns.names[i];
     try {
       const Forecast f = forecast(s, model, path);
       row.us[i] = f.prediction.total_s * 1e6;
       row.how[i] = path_of(f);
+      row.most_sent[i] = *std::max_element(f.bytes_sent.begin(), f.bytes_sent.end());
+      row.steps[i] = f.steps;
     } catch (const std::invalid_argument& error) {
       const std::string head = columns.names[i] + " ";
       const bool noted = std::any_of(columns.unpriced.begin(), columns.unpriced.end(),
@@ -124,6 +131,8 @@ void print_row(Row& row, const Columns& columns) {
   if (columns.auto_column < columns.names.size() && best < columns.names.size()) {
     row.us[columns.auto_column] = row.us[best];
     row.how[columns.auto_column] = row.how[best];
+    row.most_sent[columns.auto_column] = row.most_sent[best];
+    row.steps[columns.auto_column] = row.steps[best];
   }
   std::printf("%10s", human_bytes(static_cast<double>(row.bytes)).c_str());
   for (std::size_t i = 0; i < row.us.size(); ++i) {
@@ -219,6 +228,28 @@ void print_header(const Scenario& base, const CostModel& model, const Columns& c
   std::printf("\n");
 }
 
+// Beside each time, what it is made of: the bytes the busiest rank sends
+// (bandwidth) and the steps (latency, alpha each).
+void print_bytes(const std::vector<Row>& rows, const Columns& columns) {
+  std::printf("# bytes sent per rank (the busiest rank's) and steps, beside each time above\n%10s",
+              "size");
+  for (const auto& n : columns.names) std::printf(" %20s", n.c_str());
+  std::printf("\n");
+  for (const Row& row : rows) {
+    std::printf("%10s", human_bytes(static_cast<double>(row.bytes)).c_str());
+    for (std::size_t i = 0; i < row.us.size(); ++i) {
+      if (row.us[i] < 0) {
+        std::printf(" %20s", "-");
+        continue;
+      }
+      const std::string cell = human_bytes(static_cast<double>(row.most_sent[i])) + " in " +
+                               std::to_string(row.steps[i]) + " steps";
+      std::printf(" %20s", cell.c_str());
+    }
+    std::printf("\n");
+  }
+}
+
 void print_crossovers(const std::vector<Row>& rows, const Columns& columns) {
   std::string previous;
   std::vector<std::string> lines;
@@ -253,6 +284,57 @@ void print_answered_by(const std::vector<Row>& rows, const Columns& columns) {
   for (const auto& line : columns.unpriced) std::printf("# - = not priced: %s\n", line.c_str());
 }
 
+std::size_t column_of(const Columns& columns, const std::string& name) {
+  return static_cast<std::size_t>(std::find(columns.names.begin(), columns.names.end(), name) -
+                                  columns.names.begin());
+}
+
+// all_reduce: why the ring is bandwidth-optimal, why Rabenseifner ties or
+// beats it all the same where any partner is as near as a neighbour, and
+// why the ring takes more steps than the article's 2(N-1) where it cuts its
+// blocks into segments.
+void print_ring_notes(const Scenario& base, const std::vector<Row>& rows, const Columns& columns,
+                      const CostModel& model) {
+  const std::size_t ring = column_of(columns, "ring"), raben = column_of(columns, "rabenseifner");
+  if (base.collective != Collective::AllReduce || ring >= columns.names.size() ||
+      rows.back().us[ring] < 0)
+    return;
+  const int n = base.ranks;
+  // The largest size that is N equal blocks, where 2(N-1)/N holds exactly.
+  std::string here;
+  for (auto row = rows.rbegin(); row != rows.rend() && here.empty(); ++row)
+    if (row->us[ring] >= 0 && (row->bytes / element_size(base.dtype)) % n == 0)
+      here = " (here 2 x " + std::to_string(n - 1) + "/" + std::to_string(n) + " x " +
+             human_bytes(static_cast<double>(row->bytes)) + " = " +
+             human_bytes(static_cast<double>(row->most_sent[ring])) + ")";
+  std::printf(
+      "# ring is bandwidth-optimal: each rank sends 2(N-1)/N of the data, whatever N%s, and no "
+      "all_reduce sends less: each rank's share of the sum must leave it, and the others' "
+      "shares reach it\n",
+      here.c_str());
+  if (raben < columns.names.size() && rows.front().us[raben] >= 0)
+    std::printf(
+        "# rabenseifner sends the same 2(N-1)/N (N a power of two; with a rank folded in first, "
+        "the busiest sends more), in %u steps at %s where the ring takes %u: %s\n",
+        rows.front().steps[raben], human_bytes(static_cast<double>(rows.front().bytes)).c_str(),
+        rows.front().steps[ring],
+        model.topology == Topology::FullyConnected
+            ? "on this fully connected network a far partner costs no more than a neighbour, so "
+              "it ties the ring on bytes and beats it on latency"
+            : "fewer steps, but here its far partners' messages share links, which the ring's "
+              "never do");
+  for (auto row = rows.rbegin(); row != rows.rend(); ++row) {
+    if (row->us[ring] < 0 || row->steps[ring] == static_cast<Step>(2 * (n - 1))) continue;
+    Scenario s = base;
+    s.algorithm = "ring";
+    s.count = row->bytes / element_size(base.dtype);
+    std::printf("# ring's %u steps at %s, not the article's 2(N-1) = %d: %s\n", row->steps[ring],
+                human_bytes(static_cast<double>(row->bytes)).c_str(), 2 * (n - 1),
+                segment_note(s).c_str());
+    return;
+  }
+}
+
 }  // namespace
 
 void run_compare(const Scenario& base, const std::string& sizes, PredictionPath path,
@@ -277,7 +359,9 @@ void run_compare(const Scenario& base, const std::string& sizes, PredictionPath 
     print_row(rows.back(), columns);
     std::fflush(stdout);
   }
+  print_bytes(rows, columns);
   print_crossovers(rows, columns);
+  print_ring_notes(base, rows, columns, model);
   if (columns.auto_column < columns.names.size()) print_auto(rows, columns);
   print_answered_by(rows, columns);
   if (model.topology == Topology::FullyConnected && base.collective == Collective::AllReduce)

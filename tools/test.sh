@@ -71,7 +71,7 @@ if ((sanitize)); then
            test_launch_blame test_launch_rendezvous test_transport_inproc test_transport_tcp
            own_ranks test_own_ranks test_transport_nccl_rules)
   tests='^(test_store_(client|protocol|budget|limits)|test_job_token'
-  tests+='|test_tcp_(framing|environment|transport|collectives|faults|rendezvous|engine|blame)'
+  tests+='|test_tcp_(framing|environment|transport|collectives|faults|rendezvous|engine|blame|open_job)'
   tests+='|test_launch|test_launch_blame|test_launch_rendezvous|test_transport_inproc'
   tests+='|test_transport_tcp|test_own_ranks|test_transport_nccl_rules)$'
   sanitizer_build() {

@@ -1,9 +1,8 @@
 #include "transport/inproc.hpp"
 
 #include <condition_variable>
-#include <exception>
 #include <mutex>
-#include <thread>
+#include <vector>
 
 #include "transport/mailbox.hpp"
 
@@ -53,6 +52,8 @@ class InprocRecv final : public Request {
     std::lock_guard lock(box.mutex);
     return posted_->done;
   }
+  // Written under the box's lock before wait() or test() saw it done.
+  int source() const override { return posted_->done ? posted_->sender : -1; }
 
   void wait(Duration timeout) override {
     RankBox& box = state_->box(rank_);
@@ -95,6 +96,7 @@ class InprocTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return state_->size(); }
   std::string_view name() const override { return "inproc"; }
+  bool receives_from_any_source() const override { return true; }
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override {
     check_peer(dst, "destination rank");
@@ -105,13 +107,13 @@ class InprocTransport final : public Transport {
   }
 
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override {
-    check_peer(src, "source rank");
+    check_source(src, "source rank");
     RankBox& box = state_->box(rank_);
     std::lock_guard lock(box.mutex);
     auto posted = box.mailbox.receive(src, tag, data);
     if (!posted->done) return std::make_unique<InprocRecv>(state_, rank_, std::move(posted));
     if (!posted->error.empty()) return std::make_unique<FailedRequest>(posted->error);
-    return std::make_unique<CompletedRequest>();
+    return std::make_unique<CompletedRequest>(posted->sender);
   }
 
  private:
@@ -148,29 +150,7 @@ void InprocWorld::fail(int rank, const std::string& why) {
 }
 
 void run_world(int size, const std::function<void(Transport&)>& body, Duration timeout) {
-  InprocWorld world(size);
-  std::mutex error_mutex;
-  std::exception_ptr first_error;
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(size));
-  for (int rank = 0; rank < size; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        auto transport = world.connect(rank);
-        transport->set_timeout(timeout);
-        body(*transport);
-      } catch (const std::exception& error) {
-        {
-          std::lock_guard lock(error_mutex);
-          // Keep the root cause: ranks woken by fail() report a PeerError later.
-          if (!first_error) first_error = std::current_exception();
-        }
-        world.fail(rank, error.what());
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  if (first_error) std::rethrow_exception(first_error);
+  InprocWorld(size).run(body, timeout);
 }
 
 }  // namespace ringlab

@@ -1,35 +1,30 @@
 #include "transport/mailbox.hpp"
 
-#include <algorithm>
 #include <cstring>
 
 namespace ringlab {
 
-void Mailbox::fill(PostedReceive& posted, ConstBytes data, std::size_t size) const {
+void Mailbox::fill(PostedReceive& posted, int sender, ConstBytes data, std::size_t size) const {
   posted.done = true;
+  posted.sender = sender;
   if (size != posted.buffer.size()) {
-    posted.error =
-        size_mismatch_message(rank_, posted.source, posted.tag, posted.buffer.size(), size);
+    posted.error = size_mismatch_message(rank_, sender, posted.tag, posted.buffer.size(), size);
     return;
   }
   if (carry_bytes_ && size > 0) std::memcpy(posted.buffer.data(), data.data(), size);
 }
 
 std::shared_ptr<PostedReceive> Mailbox::deliver(int source, Tag tag, ConstBytes data) {
-  const Key key{source, tag};
-  auto it = posted_.find(key);
-  if (it == posted_.end()) {
+  auto posted = matcher_.take_receive(source, tag);
+  if (!posted) {
     Message message;
     message.size = data.size();
     if (carry_bytes_) message.bytes.assign(data.begin(), data.end());
-    queued_[key].push_back(std::move(message));
+    matcher_.keep(source, tag, std::move(message));
     return nullptr;
   }
-  std::shared_ptr<PostedReceive> posted = std::move(it->second.front());
-  it->second.pop_front();
-  if (it->second.empty()) posted_.erase(it);
-  fill(*posted, data, data.size());
-  return posted;
+  fill(**posted, source, data, data.size());
+  return *posted;
 }
 
 std::shared_ptr<PostedReceive> Mailbox::receive(int source, Tag tag, MutBytes buffer) {
@@ -37,25 +32,15 @@ std::shared_ptr<PostedReceive> Mailbox::receive(int source, Tag tag, MutBytes bu
   posted->source = source;
   posted->tag = tag;
   posted->buffer = buffer;
-  const Key key{source, tag};
-  auto it = queued_.find(key);
-  if (it == queued_.end()) {
-    posted_[key].push_back(posted);
-    return posted;
-  }
-  Message message = std::move(it->second.front());
-  it->second.pop_front();
-  if (it->second.empty()) queued_.erase(it);
-  fill(*posted, message.bytes, message.size);
+  if (auto kept = matcher_.take_kept(source, tag))
+    fill(*posted, kept->source, kept->message.bytes, kept->message.size);
+  else
+    matcher_.post(source, tag, posted);
   return posted;
 }
 
 void Mailbox::withdraw(const std::shared_ptr<PostedReceive>& posted) {
-  if (posted->done) return;
-  auto it = posted_.find({posted->source, posted->tag});
-  if (it == posted_.end()) return;
-  std::erase(it->second, posted);
-  if (it->second.empty()) posted_.erase(it);
+  if (!posted->done) matcher_.withdraw(posted->source, posted->tag, posted);
 }
 
 }  // namespace ringlab

@@ -1,38 +1,36 @@
-// Receive matching for ranks that share one address space: the in-process
+// A rank's mailbox where ranks share one address space: the in-process
 // transport's threads (inproc.cpp) and the simulator's fibers
-// (simulator/fiber_world.cpp). One Mailbox per receiving rank.
+// (simulator/fiber_world.cpp). One Mailbox per receiving rank: the one
+// matcher (matcher.hpp, tag matching) and what a match does here, a copy.
 //
-// A message goes to the oldest receive posted for its (source, tag), or waits
-// in the mailbox until one is posted; FIFO per (source, tag). A message of
-// another size than its receive's buffer fails that receive
-// (size_mismatch_message) and is consumed either way, so the next message of
-// the same (source, tag) goes to the next receive.
+// A message goes to the oldest receive it matches, or is copied into the
+// mailbox until one is posted; FIFO per (source, tag); a receive may be for
+// any source. A message of another size than its receive's buffer fails
+// that receive (size_mismatch_message) and is consumed either way, so the
+// next message of the same (source, tag) goes to the next receive.
 //
 // The Mailbox neither locks nor waits: its owner does both in its own way (a
-// mutex and a condition variable; a switch back to the fiber scheduler). The
-// TCP engine matches frames as they come off a byte stream (parking large
-// ones in the socket) and keeps its own queues.
+// mutex and a condition variable; a switch back to the fiber scheduler).
 #pragma once
 
 #include <cstddef>
-#include <deque>
-#include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "transport/matcher.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab {
 
-// A receive: done once a message landed in `buffer`, or once it failed
-// (`error` set: the message had another size).
+// A receive: done once a message landed in `buffer` (from `sender`), or once
+// it failed (`error` set: the message had another size).
 struct PostedReceive {
-  int source = -1;
+  int source = -1;  // as posted: a rank, or kAnySource
   Tag tag = 0;
   MutBytes buffer;
   bool done = false;
+  int sender = -1;  // once done
   std::string error;
 };
 
@@ -47,9 +45,9 @@ class Mailbox {
   // rank waiting on it; nullptr if no receive was posted and it is kept.
   std::shared_ptr<PostedReceive> deliver(int source, Tag tag, ConstBytes data);
 
-  // A receive is posted. If its message is already here the result is done
-  // (with an error on a size mismatch); otherwise it is pending, and a later
-  // deliver() completes it.
+  // A receive is posted (source: a rank or kAnySource). If its message is
+  // already here the result is done (with an error on a size mismatch);
+  // otherwise it is pending, and a later deliver() completes it.
   std::shared_ptr<PostedReceive> receive(int source, Tag tag, MutBytes buffer);
 
   // Takes back a pending receive that nobody will wait for any more (its
@@ -58,19 +56,18 @@ class Mailbox {
   void withdraw(const std::shared_ptr<PostedReceive>& posted);
 
  private:
-  using Key = std::pair<int, Tag>;  // (source rank, tag)
   struct Message {
     std::vector<std::byte> bytes;  // empty when the mailbox carries no bytes
     std::size_t size = 0;
   };
 
-  // Copies (or, without bytes, only checks the size of) a message into a receive.
-  void fill(PostedReceive& posted, ConstBytes data, std::size_t size) const;
+  // Copies (or, without bytes, only checks the size of) a message from
+  // `sender` into a receive.
+  void fill(PostedReceive& posted, int sender, ConstBytes data, std::size_t size) const;
 
   int rank_;
   bool carry_bytes_;
-  std::map<Key, std::deque<Message>> queued_;
-  std::map<Key, std::deque<std::shared_ptr<PostedReceive>>> posted_;
+  Matcher<std::shared_ptr<PostedReceive>, Message> matcher_;
 };
 
 }  // namespace ringlab

@@ -23,10 +23,15 @@ std::string describe_tag(Tag tag) {
   return out.str();
 }
 
+std::string describe_source(int src) {
+  return src == kAnySource ? "any rank" : "rank " + std::to_string(src);
+}
+
 std::string timeout_message(int rank, const char* verb, int peer, Tag tag, Duration timeout) {
   std::ostringstream out;
   out << "rank " << rank << " timed out after " << timeout.count() << " ms waiting to " << verb
-      << " rank " << peer << " (" << describe_tag(tag) << "); is rank " << peer
+      << " " << describe_source(peer) << " (" << describe_tag(tag) << "); is "
+      << (peer == kAnySource ? "the rank that should send it" : describe_source(peer))
       << " alive and running the same collectives in the same order?";
   return out.str();
 }
@@ -51,7 +56,8 @@ std::string dtype_mismatch_message(int rank, int src, Tag tag, DType expected, D
 
 std::string peer_failed_message(int rank, int peer, Tag tag, int failed_rank) {
   std::ostringstream out;
-  out << "rank " << rank << " stopped waiting for rank " << peer << " (" << describe_tag(tag)
+  out << "rank " << rank << " stopped waiting for " << describe_source(peer) << " ("
+      << describe_tag(tag)
       << ") because rank " << failed_rank << " failed";
   return out.str();
 }
@@ -107,6 +113,21 @@ void Transport::check_peer(int peer, const char* what) const {
     out << " is this rank itself; a rank cannot send to or receive from itself";
   else
     out << " is not a rank of this world; valid ranks are 0.." << size() - 1;
+  throw std::invalid_argument(out.str());
+}
+
+void Transport::check_source(int src, const char* what) const {
+  if (src != kAnySource) return check_peer(src, what);
+  std::ostringstream out;
+  out << "rank " << rank() << ": " << what << " = any source (" << kAnySource << "): ";
+  if (!receives_from_any_source())
+    out << "the " << name()
+        << " transport cannot receive from any source here; name the rank to receive from "
+           "(NCCL, and nccl_rules, which keeps its rules, post every receive for one sender)";
+  else if (size() < 2)
+    out << "this world has no other rank to receive from";
+  else
+    return;
   throw std::invalid_argument(out.str());
 }
 

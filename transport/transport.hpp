@@ -21,11 +21,17 @@
 //    sizes (size_mismatch_message), and the next message still arrives;
 //  - a wait that runs out of time throws TimeoutError (timeout_message) and
 //    withdraws its receive, so a later message goes to a later receive;
+//  - a receive from any source (irecv's src = kAnySource, where
+//    receives_from_any_source()) takes the oldest message of its tag from
+//    whichever rank, in turn with the receives posted for that rank: a
+//    message goes to the oldest receive it matches. Request::source() then
+//    says who sent it;
 //  - when a rank fails, every wait of every other rank (including waits on
 //    ranks that are still alive) fails with a PeerError naming it, long
 //    before the timeout.
-// NCCL cannot do all of that (it has no tags and cannot see a size
-// mismatch); transport/nccl/nccl_transport.hpp says what it does instead,
+// transport/matcher.hpp matches messages to receives this way for every
+// transport that keeps the contract. NCCL cannot do all of that (it has no
+// tags, cannot see a size mismatch and cannot receive from any source); transport/nccl/nccl_transport.hpp says what it does instead,
 // and its binding of the suite declares exactly those exceptions. A new
 // transport is done when it passes the suite: add a binding
 // (tests/conformance_<name>.cpp, one function that starts a world of its
@@ -52,6 +58,10 @@ using Tag = std::uint64_t;
 // Reserved for the transport's own setup messages (the TCP ranks' agreement,
 // transport/tcp/crowding.hpp): a collective sequence number no Comm reaches.
 inline constexpr Tag kSetupTag = ~Tag{0};
+// irecv's src for a receive from whichever rank sends first (MPI's
+// MPI_ANY_SOURCE; torch.distributed's recv without src). Only where the
+// transport's receives_from_any_source(); Request::source() tells the sender.
+inline constexpr int kAnySource = -1;
 using MutBytes = std::span<std::byte>;
 using ConstBytes = std::span<const std::byte>;
 
@@ -67,6 +77,8 @@ class PeerError : public CommError {
 
 // "tag 7" for user tags, "collective #12 step 3" for tags made by Comm.
 std::string describe_tag(Tag tag);
+// "rank 3", or "any rank" for kAnySource.
+std::string describe_source(int src);
 // The standard timeout message: names both ranks, the direction and the tag.
 std::string timeout_message(int rank, const char* verb, int peer, Tag tag, Duration timeout);
 // The standard size-mismatch message: rank expected `expected` bytes from src
@@ -88,13 +100,24 @@ class Request {
   virtual void wait(Duration timeout) = 0;
   // True once wait() would return immediately.
   virtual bool test() = 0;
+  // A receive's sender, once wait() returned or test() said true: the rank
+  // its message came from (for a receive from kAnySource, whichever it was).
+  // -1 for a send, a receive not complete, or a transport that cannot
+  // receive from any source.
+  virtual int source() const { return -1; }
 };
 
-// A request that is already complete (an eager send, say).
+// A request that is already complete (an eager send, say, or a receive whose
+// message was there: `source` is its sender).
 class CompletedRequest final : public Request {
  public:
+  explicit CompletedRequest(int source = -1) : source_(source) {}
   void wait(Duration) override {}
   bool test() override { return true; }
+  int source() const override { return source_; }
+
+ private:
+  int source_;
 };
 
 // A request that already failed (a size mismatch found when it was posted, a
@@ -182,11 +205,19 @@ class Transport {
   // agree on it: both ways send the same messages in the same order.
   virtual bool overlaps_transfers() const { return false; }
 
+  // Whether irecv takes src = kAnySource. False by default: a wrapping
+  // transport, NCCL and nccl_rules cannot (NCCL posts every receive for one
+  // sender); the transports whose matching is transport/matcher.hpp's can.
+  virtual bool receives_from_any_source() const { return false; }
+
   Duration timeout() const { return timeout_; }
   void set_timeout(Duration timeout) { timeout_ = timeout; }
 
   // Throws std::invalid_argument if peer is not a rank of this world.
   void check_peer(int peer, const char* what) const;
+  // A receive's src: as check_peer, and kAnySource where the transport
+  // receives from any source (refused, saying so, where it does not).
+  void check_source(int src, const char* what) const;
 
  protected:
   // A transport that keeps other host memory of its own (the TCP engine's

@@ -13,11 +13,16 @@ void recursive_doubling(Comm& comm, Elems buf, ReduceOp op) {
   }
   const int rem = P - pof2;
   const unsigned last_step = rounds + 1;
+  // comm.reduce adds for AVG: every rank divides the sum by P at the end.
+  auto finish = [&] {
+    if (op == ReduceOp::AVG) comm.transport().divide(buf.dtype, buf.bytes(), P);
+  };
 
   // The fold: even ranks below 2*rem hand their data to the next rank and wait.
   if (r < 2 * rem && r % 2 == 0) {
     comm.send(r + 1, buf, 0);
     comm.recv(r + 1, buf, last_step);
+    finish();
     return;
   }
   auto scratch = comm.scratch(buf.count, buf.dtype);
@@ -40,4 +45,5 @@ void recursive_doubling(Comm& comm, Elems buf, ReduceOp op) {
     }
   }
   if (r < 2 * rem) comm.send(r - 1, buf, last_step);  // the unfold
+  finish();
 }

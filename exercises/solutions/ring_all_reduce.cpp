@@ -24,4 +24,6 @@ void ring_all_reduce(Comm& comm, Elems buf, ReduceOp op) {
   // All-gather: pass the reduced chunks on around the ring.
   for (int s = 0; s < P - 1; ++s)
     comm.sendrecv(right, chunk(mod(r - s)), left, chunk(mod(r - s - 1)), P - 1 + s);
+  if (op == ReduceOp::AVG)  // comm.reduce added: the average is the sum over P
+    comm.transport().divide(buf.dtype, buf.bytes(), P);
 }

@@ -22,4 +22,6 @@ void ring_reduce_scatter(Comm& comm, Elems buf, std::span<const Chunk> blocks, R
     comm.sendrecv(mod(r + 1), out, mod(r - 1), received, s);
     comm.reduce(op, in, received);  // what we send next step
   }
+  if (op == ReduceOp::AVG)  // comm.reduce added: the average is the sum over P
+    comm.transport().divide(buf.dtype, block(r).bytes(), P);
 }

@@ -14,9 +14,12 @@ their own. Choosing algorithms:
 
 Rank 0 says on stderr which algorithm each collective ran. RINGLAB_TRACE=DIR
 writes a Perfetto trace of the default group to DIR/trace.json (each rank
-writes DIR/rank<r>.json, rank 0 merges them when the program ends); under
-`ringlab run --trace FILE` the ranks' files go to the launcher, which merges
-them into FILE.
+writes DIR/rank<r>.json when the program ends, and the last one to write
+merges them); under `ringlab run --trace FILE` the ranks' files go to the
+launcher, which merges them into FILE. A DIR that cannot be written is
+refused when the group is made. The variables (these, RINGLAB_TIMEOUT_MS,
+RINGLAB_BIND_ADDR, RINGLAB_JOB_TOKEN) are read on the C++ side, as every
+ringlab rank reads them.
 
 Why the Work objects come from torch futures: C++ code inside torch (DDP's
 constructor, its reducer) calls wait() on the Work a Python process group
@@ -211,9 +214,12 @@ class _Progress:
             thread.join(min(self._timeout_s, 10.0))
 
     def add(self, work, tensors):
+        """tensors: the operation's; their storages are kept too until it
+        finishes (_storages)."""
         future = torch.futures.Future()
+        item = (work, future, tensors, _storages(tensors), time.monotonic() + self._timeout_s)
         with self._changed:
-            self._pending.append((work, future, tensors, time.monotonic() + self._timeout_s))
+            self._pending.append(item)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="ringlab-p2p",
                                                 daemon=True)
@@ -239,7 +245,7 @@ class _Progress:
                 time.sleep(pause)
 
     @staticmethod
-    def _settle(work, future, tensors, deadline):
+    def _settle(work, future, tensors, storages, deadline):  # noqa: ARG004 - kept alive
         """True once the future has its result or its error."""
         try:
             if not work.is_completed():
@@ -254,12 +260,14 @@ class _Progress:
         return True
 
 
-def _milliseconds(variable):
-    text = os.environ[variable]
-    if not text.isdigit() or not 1 <= int(text) <= 2**31 - 1:
-        raise ValueError(f"{variable}={text} is not a number of milliseconds from 1 to "
-                         f"{2**31 - 1}: export {variable}=30000, say")
-    return int(text)
+def _storages(tensors):
+    """The storages under the tensors. A pending isend or irecv reads or
+    writes a tensor's memory after it returns, and a caller may drop that
+    memory while the tensor object lives on (tensor.set_(), tensor.data =
+    ...): the send then read freed memory and the receive wrote into another
+    tensor's (Gloo does the same). Holding the storage keeps the memory."""
+    take = "untyped_storage" if hasattr(torch.Tensor, "untyped_storage") else "_storage"
+    return [getattr(t, take)() for t in tensors]
 
 
 def _init_base(group, store, rank, size):
@@ -274,7 +282,9 @@ _traced = False  # the first group of a process is the one traced
 
 
 def _settings(options):
-    """The Group's options from the environment and the backend's options."""
+    """The Group's options from RINGLAB_ALGORITHMS and the backend's options;
+    the first group of the process is the one its trace variables, if any,
+    trace."""
     global _traced
     algorithms, sources = {}, {}
     text = os.environ.get("RINGLAB_ALGORITHMS", "")
@@ -283,28 +293,9 @@ def _settings(options):
     chosen = getattr(options, "algorithms", None) if options is not None else None
     for collective, name in check_algorithms(chosen or {}, "the backend's options").items():
         algorithms[collective], sources[collective] = name, "the backend's options"
-    settings = {"algorithms": algorithms, "algorithm_sources": sources}
-    for variable, key in (("RINGLAB_BIND_ADDR", "bind_addr"), ("RINGLAB_JOB_TOKEN", "job_token")):
-        if os.environ.get(variable):
-            settings[key] = os.environ[variable]
-    if not _traced:
-        _traced = _trace_settings(settings)
+    settings = {"algorithms": algorithms, "algorithm_sources": sources, "trace": not _traced}
+    _traced = True
     return settings
-
-
-def _trace_settings(settings):
-    """RINGLAB_TRACE_DIR (ringlab run --trace) or RINGLAB_TRACE=DIR; False: neither."""
-    if os.environ.get("RINGLAB_TRACE_DIR"):
-        settings["launcher_trace_dir"] = os.environ["RINGLAB_TRACE_DIR"]
-        if os.environ.get("RINGLAB_TRACE_ORIGIN_NS"):
-            settings["trace_origin_ns"] = int(os.environ["RINGLAB_TRACE_ORIGIN_NS"])
-        if os.environ.get("RINGLAB_TRACE_MAX_EVENTS"):
-            settings["trace_max_events"] = int(os.environ["RINGLAB_TRACE_MAX_EVENTS"])
-        return True
-    if os.environ.get("RINGLAB_TRACE"):
-        settings["trace_dir"] = os.environ["RINGLAB_TRACE"]
-        return True
-    return False
 
 
 class ProcessGroupRinglab(dist.ProcessGroup):
@@ -312,13 +303,11 @@ class ProcessGroupRinglab(dist.ProcessGroup):
 
     def __init__(self, store, rank, size, timeout, options=None):
         _init_base(self, store, rank, size)
-        # RINGLAB_TIMEOUT_MS, when set, wins over torch's timeout, as in ringlab's programs.
         timeout_ms = max(1, int(timeout.total_seconds() * 1000))
-        if os.environ.get("RINGLAB_TIMEOUT_MS"):
-            timeout_ms = _milliseconds("RINGLAB_TIMEOUT_MS")
         self._group = _ringlab.Group(StoreAdapter(store), rank, size, timeout_ms,
                                      _settings(options))
-        self._progress = _Progress(timeout_ms)
+        # RINGLAB_TIMEOUT_MS, when set, won over torch's timeout, as in ringlab's programs.
+        self._progress = _Progress(self._group.timeout_ms)
         _live_groups.add(self)
 
     def getBackendName(self):  # noqa: N802 - torch's name

@@ -3,6 +3,8 @@
 and writes what they compute as golden files for tests/test_training_lessons.cpp:
 
   ddp_basic.txt            demo_basic on 2 processes (DDP over Gloo)
+  ddp_checkpoint.txt       demo_checkpoint on 2 processes: rank 0 saves the state
+                           dict, a barrier, every rank loads it, then one step
   model_parallel.txt       ToyMpModel, net1 on dev0 and net2 on dev1, in one process
   demo_model_parallel.txt  demo_model_parallel on 4 processes: ToyMpModel in each,
                            DDP across them
@@ -10,7 +12,8 @@ and writes what they compute as golden files for tests/test_training_lessons.cpp
 The programs are the tutorial's (setup() seeds every process with
 torch.manual_seed(42); ToyModel, ToyMpModel, the batch torch.randn(20, 10) and
 the labels torch.randn(20, 5); MSELoss; SGD(lr=0.001); one step), with print()
-calls added where ringlab's lessons print: each rank's loss (%.9g) and, after
+calls added where ringlab's lessons print: (demo_checkpoint) the first four
+values of each parameter as loaded from the checkpoint; each rank's loss (%.9g) and, after
 the step, the first four values of each parameter as PyTorch prints a tensor;
 then, on lines that start with "= ", the same four values with 9 significant
 digits (%.9g), which the tests compare with the training library's.
@@ -71,6 +74,11 @@ def setup(rank, world_size, port):
     torch.manual_seed(42)
 
 
+def loaded(rank, named_parameters):
+    return ["Rank %d loaded %s %s" % (rank, name, p.detach().flatten()[:4])
+            for name, p in named_parameters]
+
+
 def report(rank, loss, named_parameters):
     lines = ["Rank %d loss %.9g" % (rank, loss.item())]
     precise = []
@@ -95,6 +103,31 @@ def demo_basic(rank, world_size, port, folder):
     loss.backward()
     optimizer.step()
     write_part(folder, rank, report(rank, loss, ddp_model.named_parameters()))
+    dist.destroy_process_group()
+
+
+def demo_checkpoint(rank, world_size, port, folder):
+    setup(rank, world_size, port)
+    model = ToyModel()
+    ddp_model = DDP(model)
+    loss_fn = nn.MSELoss()
+    optimizer = optim.SGD(ddp_model.parameters(), lr=0.001)
+    checkpoint_path = os.path.join(folder, "model.checkpoint.part")
+    if rank == 0:
+        torch.save(ddp_model.state_dict(), checkpoint_path)
+    dist.barrier()
+    ddp_model.load_state_dict(torch.load(checkpoint_path))
+    lines = loaded(rank, ddp_model.named_parameters())
+    optimizer.zero_grad()
+    outputs = ddp_model(torch.randn(20, 10))
+    labels = torch.randn(20, 5)
+    loss = loss_fn(outputs, labels)
+    loss.backward()
+    optimizer.step()
+    dist.barrier()
+    if rank == 0:
+        os.remove(checkpoint_path)
+    write_part(folder, rank, lines + report(rank, loss, ddp_model.named_parameters()))
     dist.destroy_process_group()
 
 
@@ -149,6 +182,7 @@ def header(name, what):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     for name, demo, world in [("ddp_basic", demo_basic, 2),
+                              ("ddp_checkpoint", demo_checkpoint, 2),
                               ("demo_model_parallel", demo_model_parallel, 4)]:
         mp.spawn(demo, args=(world, free_port(), here), nprocs=world, join=True)
         with open(os.path.join(here, name + ".txt"), "w") as out:

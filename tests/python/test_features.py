@@ -2,8 +2,10 @@
 init_method file://):
   - RINGLAB_ALGORITHMS chooses the default group's algorithms, backend
     options (pg_options) a group's own; rank 0 says which algorithm ran;
-  - RINGLAB_TRACE=DIR writes each rank's trace and rank 0's merge of them,
-    DIR/trace.json: a lane per rank and an arrow (flow) per message;
+  - RINGLAB_TRACE=DIR writes each rank's trace and the last rank's merge of
+    them, DIR/trace.json: a lane per rank and an arrow (flow) per message;
+  - a RINGLAB_TRACE=DIR that cannot be written is refused when the group is
+    made, and the job fails, naming it;
   - a wrong RINGLAB_ALGORITHMS is refused before any rank starts, naming the
     choices.
 Then `ringlab run --trace FILE` over a Python program: the launcher merges the
@@ -67,12 +69,29 @@ def settings_and_trace():
                      "ringlab: broadcast runs chain (RINGLAB_ALGORITHMS)",
                      "ringlab: all_reduce runs recursive_doubling (the backend's options)"):
             check(err.count(line) == 1, f"rank 0 should say once: {line}", details)
-        check(f"written to {trace_dir}/trace.json" in err, "no line about the trace", details)
+        # One rank merges (the last to write its file), and says so once.
+        check(err.count(f"written to {trace_dir}/trace.json") == 1,
+              "one line about the merged trace", details)
         lanes, flows = lanes_and_flows(os.path.join(trace_dir, "trace.json"))
         check(len(lanes) >= WORLD and len(flows) >= 2,
               f"trace.json should hold a lane per rank and arrows: lanes {lanes}, "
               f"{len(flows)} flow events")
         print(err)
+
+
+def unwritable_trace_refused():
+    with tempfile.TemporaryDirectory(prefix="ringlab-features-") as tmp:
+        blocker = os.path.join(tmp, "a-file")
+        with open(blocker, "w"):
+            pass
+        trace_dir = os.path.join(blocker, "trace")  # a folder inside a file: never
+        code, out, err = run([sys.executable, __file__, RINGLAB, EXAMPLES, "--worker",
+                              os.path.join(tmp, "init")],
+                             env_with(RINGLAB_TRACE=trace_dir), timeout=120)
+        check(code != 0 and f"RINGLAB_TRACE={trace_dir}: cannot make that folder" in err,
+              "RINGLAB_TRACE where nothing can be written must fail the job, naming it",
+              f"--- exit {code}\n--- stdout\n{out}--- stderr\n{err}")
+        check("written to" not in err, "no trace can have been written", err)
 
 
 def wrong_algorithm_refused():
@@ -103,6 +122,7 @@ if __name__ == "__main__":
         mp.spawn(worker, args=(sys.argv[4],), nprocs=WORLD, join=True)
         sys.exit(0)
     wrong_algorithm_refused()
+    unwritable_trace_refused()
     settings_and_trace()
     under_ringlab_run_trace()
     print("ok")

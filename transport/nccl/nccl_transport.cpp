@@ -55,7 +55,7 @@ std::unique_ptr<Request> NcclTransport::isend(int dst, Tag tag, ConstBytes data)
 }
 
 std::unique_ptr<Request> NcclTransport::irecv(int src, Tag tag, MutBytes data) {
-  check_peer(src, "irecv: src");
+  check_source(src, "irecv: src");
   return enqueue(false, src, tag, data.data(), data.size());
 }
 

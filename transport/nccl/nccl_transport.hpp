@@ -8,6 +8,8 @@
 //    they are posted. The algorithms post them in the same order on both
 //    sides; tags are kept only for error messages. A receive of the wrong size
 //    cannot be detected by NCCL (documented in docs/gpu.md).
+//    A receive names its sender: NCCL cannot receive from any source, so
+//    irecv refuses kAnySource (Transport::check_source says so).
 //  - isend/irecv only queue the operation. The first wait/test (or a
 //    sendrecv, send or recv) launches everything queued so far as one
 //    ncclGroupStart/End group on the rank's stream and records an event after

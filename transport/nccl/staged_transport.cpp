@@ -142,7 +142,7 @@ std::unique_ptr<Request> HostStagedNcclTransport::isend(int dst, Tag tag, ConstB
 }
 
 std::unique_ptr<Request> HostStagedNcclTransport::irecv(int src, Tag tag, MutBytes data) {
-  check_peer(src, "irecv: src");
+  check_source(src, "irecv: src");
   NcclCommunicator& comm = *comm_;
   DeviceGuard on_device(comm.device(), rank());
   Buffer staging = staging_buffer(comm_, data.size());

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
 #include <thread>
 #include <vector>
 
@@ -24,19 +23,22 @@ constexpr auto kDeadlockGrace = std::chrono::milliseconds(100);
 // failed (PeerError), the world is deadlocked (CommError with the report), or
 // `timeout` passed (TimeoutError from timed_out()).
 template <typename Done, typename TimedOut>
-void block(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, int rank,
+void block(NcclRulesWorld::State& s, rules::Lock& lock, int rank,
            Duration timeout, Done&& done, TimedOut&& timed_out, int peer, Tag tag) {
   rules::RankState& me = s.rank(rank);
-  ++me.waiting;
+  s.enter_wait(rank);
   struct Leave {
-    rules::RankState& me;
-    ~Leave() { --me.waiting; }
-  } leave{me};
+    NcclRulesWorld::State& s;
+    int rank;
+    ~Leave() { s.leave_wait(rank); }
+  } leave{s, rank};
   const auto deadline = Clock::now() + timeout;
   bool suspect = false;
+  int yields = 0;
   std::uint64_t seen = 0;
   auto suspect_until = deadline;
   for (;;) {
+    s.looked(rank);
     if (done()) return;
     // The deadlock first: its first reporter fails its rank, and the others
     // should report the deadlock, not that rank.
@@ -52,15 +54,54 @@ void block(NcclRulesWorld::State& s, std::unique_lock<std::mutex>& lock, int ran
       suspect_until = now + kDeadlockGrace;
     } else if (now >= suspect_until) {
       s.deadlock = s.describe_deadlock();
-      s.changed.notify_all();
+      s.wake_all();
       throw CommError(s.deadlock);
     }
     if (now >= deadline) throw TimeoutError(timed_out());
-    s.changed.wait_until(lock, suspect ? std::min(deadline, suspect_until) : deadline);
+    if (yields++ < s.yields) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+      continue;
+    }
+    // Woken when this rank's group finishes, or by wake_all. The rank whose
+    // wait made every rank wait (or the ones woken when a departure did)
+    // watches for the deadlock; the others need not look.
+    me.changed.wait_until(lock, suspect ? std::min(deadline, suspect_until) : deadline);
   }
 }
 
-class RulesTransport;
+// Waits (the lock held) until op's group has finished, launching its
+// rank's queue first if op is still in it; throws as a wait does.
+void await(NcclRulesWorld::State& s, rules::Lock& lock, Op& op,
+           Duration timeout) {
+  if (op.group == 0) {
+    s.launch(op.rank);
+    s.wake_finished(lock);
+  }
+  block(
+      s, lock, op.rank, timeout, [&] { return s.finished(op); },
+      [&] {
+        return timeout_message(op.rank, op.is_send ? "send to" : "receive from", op.peer, op.tag,
+                               timeout) +
+               " (under NCCL's rules the operation stays launched)";
+      },
+      op.peer, op.tag);
+  if (!op.error.empty()) throw CommError(op.error);
+}
+
+// Nobody will wait for op any more (the lock held): never launched, it is as
+// if never posted (NcclTransport drops it too); launched, it still takes its
+// place, but its memory is not touched.
+void drop(NcclRulesWorld::State& s, const OpPtr& op) {
+  if (op->done) return;
+  if (op->group == 0) {
+    auto& queued = s.rank(op->rank).queued;
+    queued.erase(std::remove(queued.begin(), queued.end(), op), queued.end());
+    return;
+  }
+  op->abandoned = true;
+}
 
 class RulesRequest final : public Request {
  public:
@@ -80,8 +121,9 @@ class RulesTransport final : public Transport {
   RulesTransport(std::shared_ptr<NcclRulesWorld::State> state, int rank)
       : state_(std::move(state)), rank_(rank) {}
   ~RulesTransport() override {
-    std::lock_guard lock(state_->mutex);
+    std::unique_lock lock(state_->mutex);
     state_->leave(rank_);
+    state_->wake_finished(lock);
   }
 
   int rank() const override { return rank_; }
@@ -93,14 +135,39 @@ class RulesTransport final : public Transport {
     return post(true, dst, tag, const_cast<std::byte*>(data.data()), data.size());
   }
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override {
-    check_peer(src, "irecv: src");
+    check_source(src, "irecv: src");
     return post(false, src, tag, data.data(), data.size());
+  }
+
+  // What the default does (both posted, one group launched, the send waited
+  // for, then the receive), under one lock instead of six: a world of 1024
+  // rank threads queues on that lock.
+  void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
+                MutBytes recv_data) override {
+    check_source(src, "irecv: src");  // as the default's irecv and isend say
+    check_peer(dst, "isend: dst");
+    const OpPtr recv = make_op(false, src, recv_tag, recv_data.data(), recv_data.size());
+    const OpPtr send =
+        make_op(true, dst, send_tag, const_cast<std::byte*>(send_data.data()), send_data.size());
+    NcclRulesWorld::State& s = *state_;
+    std::unique_lock lock(s.mutex);
+    s.rank(rank_).queued.push_back(recv);
+    s.rank(rank_).queued.push_back(send);
+    try {
+      await(s, lock, *send, timeout());
+      await(s, lock, *recv, timeout());
+    } catch (...) {
+      drop(s, recv);
+      drop(s, send);
+      throw;
+    }
   }
 
   void synchronize() {
     NcclRulesWorld::State& s = *state_;
     std::unique_lock lock(s.mutex);
     s.launch(rank_);
+    s.wake_finished(lock);
     rules::RankState& me = s.rank(rank_);
     block(
         s, lock, rank_, timeout(), [&] { return me.groups.empty(); },
@@ -113,8 +180,7 @@ class RulesTransport final : public Transport {
   }
 
  private:
-  std::unique_ptr<Request> post(bool is_send, int peer, Tag tag, std::byte* data,
-                                std::size_t bytes) {
+  OpPtr make_op(bool is_send, int peer, Tag tag, std::byte* data, std::size_t bytes) const {
     auto op = std::make_shared<Op>();
     op->rank = rank_;
     op->is_send = is_send;
@@ -122,6 +188,12 @@ class RulesTransport final : public Transport {
     op->tag = tag;
     op->data = data;
     op->bytes = bytes;
+    return op;
+  }
+
+  std::unique_ptr<Request> post(bool is_send, int peer, Tag tag, std::byte* data,
+                                std::size_t bytes) {
+    OpPtr op = make_op(is_send, peer, tag, data, bytes);
     {
       std::lock_guard lock(state_->mutex);
       state_->rank(rank_).queued.push_back(op);
@@ -135,36 +207,21 @@ class RulesTransport final : public Transport {
 
 RulesRequest::~RulesRequest() {
   std::lock_guard lock(state_->mutex);
-  if (op_->done) return;
-  auto& queued = state_->rank(op_->rank).queued;
-  if (op_->group == 0) {
-    // Never launched: as if never posted (NcclTransport drops it too).
-    queued.erase(std::remove(queued.begin(), queued.end(), op_), queued.end());
-    return;
-  }
-  op_->abandoned = true;  // launched: it still takes its place, but its memory is not touched
+  drop(*state_, op_);
 }
 
 void RulesRequest::wait(Duration timeout) {
-  NcclRulesWorld::State& s = *state_;
-  std::unique_lock lock(s.mutex);
-  Op& op = *op_;
-  if (op.group == 0) s.launch(op.rank);
-  block(
-      s, lock, op.rank, timeout, [&] { return s.finished(op); },
-      [&] {
-        return timeout_message(op.rank, op.is_send ? "send to" : "receive from", op.peer, op.tag,
-                               timeout) +
-               " (under NCCL's rules the operation stays launched)";
-      },
-      op.peer, op.tag);
-  if (!op.error.empty()) throw CommError(op.error);
+  std::unique_lock lock(state_->mutex);
+  await(*state_, lock, *op_, timeout);
 }
 
 bool RulesRequest::test() {
-  std::lock_guard lock(state_->mutex);
+  std::unique_lock lock(state_->mutex);
   if (op_->group == 0) state_->launch(op_->rank);
-  return state_->finished(*op_);
+  // The answer as of the launch: wake_finished lets the others run.
+  const bool done = state_->finished(*op_);
+  state_->wake_finished(lock);
+  return done;
 }
 
 }  // namespace
@@ -187,7 +244,7 @@ void NcclRulesWorld::fail(int rank, const std::string& why) {
   if (state_->failed_rank >= 0) return;
   state_->failed_rank = rank;
   state_->failure = why;
-  state_->changed_state();
+  state_->wake_all();
 }
 
 void synchronize_nccl_rules(Transport& transport) {
@@ -201,31 +258,7 @@ void synchronize_nccl_rules(Transport& transport) {
 
 void run_nccl_rules_world(int size, const std::function<void(Transport&)>& body,
                           Duration timeout) {
-  NcclRulesWorld world(size);
-  std::mutex error_mutex;
-  std::exception_ptr first_error;
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(size));
-  for (int rank = 0; rank < size; ++rank) {
-    threads.emplace_back([&, rank] {
-      // Made outside the try: a failing rank is marked failed before its
-      // transport goes, so the others hear of the failure, not of a departure.
-      std::unique_ptr<Transport> transport;
-      try {
-        transport = world.connect(rank);
-        transport->set_timeout(timeout);
-        body(*transport);
-      } catch (const std::exception& error) {
-        {
-          std::lock_guard lock(error_mutex);
-          if (!first_error) first_error = std::current_exception();
-        }
-        world.fail(rank, error.what());
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  if (first_error) std::rethrow_exception(first_error);
+  NcclRulesWorld(size).run(body, timeout);
 }
 
 }  // namespace ringlab

@@ -8,7 +8,8 @@
 // NcclTransport (transport/nccl/nccl_transport.hpp) does, without a GPU:
 //
 //  - Matching: between two ranks, the k-th send one launches to the other
-//    meets the other's k-th launched receive from it. Tags play no part.
+//    meets the other's k-th launched receive from it. Tags play no part
+//    (transport/matcher.hpp's MatchBy::SourceOrder).
 //  - Launching: isend/irecv only queue. A wait or a test (or synchronize())
 //    launches everything the rank has queued, as one group; nothing queued
 //    moves before that.
@@ -23,6 +24,7 @@
 //  - Also unlike NCCL, a world in which every remaining rank waits and none
 //    can move is reported at once: each rank's wait throws a CommError that
 //    says what every rank waits for and why it cannot move.
+//  - As on NCCL, a receive names its sender: irecv refuses kAnySource.
 //
 // A launched operation cannot be withdrawn (NCCL cannot either): a wait that
 // times out leaves it launched, and the world should not be used after.
@@ -33,25 +35,21 @@
 #include <memory>
 #include <string>
 
+#include "transport/thread_world.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab {
 
-class NcclRulesWorld {
+class NcclRulesWorld final : public ThreadWorld {
  public:
   explicit NcclRulesWorld(int size);
-  ~NcclRulesWorld();
-  NcclRulesWorld(const NcclRulesWorld&) = delete;
-  NcclRulesWorld& operator=(const NcclRulesWorld&) = delete;
+  ~NcclRulesWorld() override;
 
-  int size() const;
-  // The transport of one rank; call once per rank. Destroying it is the
-  // rank leaving: whoever still waits for it is told (a deadlock report).
-  std::unique_ptr<Transport> connect(int rank);
-
-  // Marks rank as failed: every wait in the world throws a PeerError naming
-  // it, instead of waiting for its timeout.
-  void fail(int rank, const std::string& why);
+  int size() const override;
+  // Destroying a rank's transport is the rank leaving: whoever still waits
+  // for it is told (a deadlock report).
+  std::unique_ptr<Transport> connect(int rank) override;
+  void fail(int rank, const std::string& why) override;
 
   struct State;
 
@@ -64,9 +62,7 @@ class NcclRulesWorld {
 // NcclTransport::synchronize() does before the host reads a result.
 void synchronize_nccl_rules(Transport& transport);
 
-// Runs body(transport) on `size` threads, one per rank, and joins them. If a
-// rank throws, the others' waits throw a PeerError naming it, and the first
-// failure is rethrown here (as run_world does for inproc).
+// An NcclRulesWorld of `size` ranks, run (ThreadWorld::run).
 void run_nccl_rules_world(int size, const std::function<void(Transport&)>& body,
                           Duration timeout = kDefaultTimeout);
 

@@ -1,15 +1,19 @@
 #include "transport/nccl_rules/rules_state.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 namespace ringlab {
 
 using rules::Op;
 using rules::OpPtr;
 
-NcclRulesWorld::State::State(int n)
-    : ranks(static_cast<std::size_t>(n)), channels(static_cast<std::size_t>(n) * n) {}
+NcclRulesWorld::State::State(int n) : ranks(static_cast<std::size_t>(n)), present(n) {
+  const int processors = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  yields = n > 16 * processors ? 8 : 0;
+}
 
 void NcclRulesWorld::State::launch(int r) {
   rules::RankState& me = rank(r);
@@ -19,25 +23,35 @@ void NcclRulesWorld::State::launch(int r) {
   const std::uint64_t number = ++me.launched;
   for (const OpPtr& op : group) {
     op->group = number;
-    rules::Channel& ch = op->is_send ? channel(r, op->peer) : channel(op->peer, r);
-    if (op->is_send) {
-      op->nth = ++ch.sends_launched;
-      ch.sends.push_back(op);
-    } else {
-      op->nth = ++ch.recvs_launched;
-      ch.recvs.push_back(op);
-    }
-    // In order: the k-th send launched on a channel meets its k-th receive.
-    while (!ch.sends.empty() && !ch.recvs.empty()) {
-      ch.sends.front()->partner = ch.recvs.front().get();
-      ch.recvs.front()->partner = ch.sends.front().get();
-      ch.sends.pop_front();
-      ch.recvs.pop_front();
-    }
+    match(op);
   }
   me.groups.push_back(std::move(group));
-  progress();
-  changed_state();
+  ++generation;
+  progress_from(r);
+}
+
+void NcclRulesWorld::State::match(const OpPtr& op) {
+  // In order: the k-th send launched from one rank to another meets the
+  // k-th receive the other launched from it (the receiver's matcher).
+  if (op->is_send) {
+    op->nth = ++rank(op->rank).sends_to[op->peer];
+    rules::RankState& receiver = rank(op->peer);
+    if (auto recv = receiver.unmatched.take_receive(op->rank, op->tag)) {
+      op->partner = recv->get();
+      (*recv)->partner = op.get();
+    } else {
+      receiver.unmatched.keep(op->rank, op->tag, op);
+    }
+    return;
+  }
+  op->nth = ++rank(op->rank).recvs_from[op->peer];
+  rules::RankState& me = rank(op->rank);
+  if (auto send = me.unmatched.take_kept(op->peer, op->tag)) {
+    op->partner = send->message.get();
+    send->message->partner = op.get();
+  } else {
+    me.unmatched.post(op->peer, op->tag, op);
+  }
 }
 
 void NcclRulesWorld::State::move(Op& send, Op& recv) {
@@ -59,45 +73,89 @@ void NcclRulesWorld::State::move(Op& send, Op& recv) {
   recv.done = true;
 }
 
-void NcclRulesWorld::State::progress() {
-  for (bool moved = true; moved;) {
-    moved = false;
-    for (rules::RankState& r : ranks) {
-      if (r.groups.empty()) continue;
-      bool all_done = true;
-      for (const OpPtr& op : r.groups.front()) {
-        if (!op->done && op->partner && running(*op->partner)) {
-          Op& other = *op->partner;
-          op->is_send ? move(*op, other) : move(other, *op);
-        }
-        all_done = all_done && op->done;
+void NcclRulesWorld::State::progress_from(int first) {
+  // Only a launch or a finished group makes a pair movable: the ranks to
+  // look at are the one that launched, the ones whose group finished, and
+  // the ones a move touched (their group may have finished by it).
+  std::vector<int> todo{first};
+  while (!todo.empty()) {
+    const int r = todo.back();
+    todo.pop_back();
+    rules::RankState& state = rank(r);
+    if (state.groups.empty()) continue;
+    bool all_done = true;
+    for (const OpPtr& op : state.groups.front()) {
+      if (!op->done && op->partner && running(*op->partner)) {
+        Op& other = *op->partner;
+        op->is_send ? move(*op, other) : move(other, *op);
+        todo.push_back(other.rank);
       }
-      if (!all_done) continue;
-      r.groups.pop_front();
-      ++r.finished;
-      moved = true;
+      all_done = all_done && op->done;
     }
+    if (!all_done) continue;
+    state.groups.pop_front();
+    ++state.finished;
+    ++generation;
+    finished_groups_.push_back(r);
+    if (state.waiting > 0 && !state.unseen_finish) {
+      state.unseen_finish = true;
+      ++unseen_finishes;
+    }
+    todo.push_back(r);  // its next group runs now
   }
 }
 
-bool NcclRulesWorld::State::stuck() const {
-  bool anyone = false;
-  for (const rules::RankState& r : ranks) {
-    if (r.gone) continue;
-    if (r.waiting == 0) return false;
-    anyone = true;
-  }
-  return anyone;
+void NcclRulesWorld::State::enter_wait(int r) {
+  rules::RankState& me = rank(r);
+  if (me.waiting++ == 0 && !me.gone) ++present_waiting;
+}
+
+void NcclRulesWorld::State::leave_wait(int r) {
+  rules::RankState& me = rank(r);
+  if (--me.waiting == 0 && !me.gone) --present_waiting;
+  if (me.waiting == 0) looked(r);
+}
+
+void NcclRulesWorld::State::looked(int r) {
+  rules::RankState& me = rank(r);
+  if (!me.unseen_finish) return;
+  me.unseen_finish = false;
+  --unseen_finishes;
 }
 
 void NcclRulesWorld::State::leave(int r) {
   rules::RankState& me = rank(r);
+  if (me.gone) return;
   me.gone = true;
+  --present;
+  if (me.waiting > 0) --present_waiting;
+  looked(r);
   me.queued.clear();  // never launched: nobody can have matched them
   for (auto& group : me.groups)
     for (const OpPtr& op : group) op->abandoned = true;
-  progress();  // its sends now fail their receives, its receives free their senders
-  changed_state();
+  ++generation;
+  progress_from(r);  // its sends now fail their receives, its receives free their senders
+  // The rest may all wait now, and the one to notice may be any of them.
+  if (stuck()) wake_all();
+}
+
+void NcclRulesWorld::State::wake_finished(rules::Lock& lock) {
+  if (finished_groups_.empty()) return;
+  std::vector<int> woken;
+  woken.swap(finished_groups_);
+  lock.unlock();
+  for (int r : woken) rank(r).changed.notify_all();
+  lock.lock();
+  if (finished_groups_.empty()) {  // keep the memory for next time
+    woken.clear();
+    finished_groups_.swap(woken);
+  }
+}
+
+void NcclRulesWorld::State::wake_all() {
+  finished_groups_.clear();
+  ++generation;
+  for (rules::RankState& r : ranks) r.changed.notify_all();
 }
 
 namespace {
@@ -139,8 +197,9 @@ std::string NcclRulesWorld::State::why_stuck(int r) {
                            "groups run one after another)");
     return out.str();
   }
-  const rules::Channel& ch = op->is_send ? channel(r, p) : channel(p, r);
-  const std::uint64_t theirs = op->is_send ? ch.recvs_launched : ch.sends_launched;
+  const auto& launched = op->is_send ? rank(p).recvs_from : rank(p).sends_to;
+  const auto it = launched.find(r);
+  const std::uint64_t theirs = it == launched.end() ? 0 : it->second;
   std::size_t queued = 0;
   for (const OpPtr& q : rank(p).queued) queued += q->peer == r && q->is_send != op->is_send;
   if (rank(p).gone)

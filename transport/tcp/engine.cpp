@@ -2,9 +2,11 @@
 // making it, and posting sends and receives.
 #include "transport/tcp/engine.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "transport/tcp/io_timers.hpp"
+#include "transport/tcp/parking.hpp"
 
 namespace ringlab::tcp {
 
@@ -30,6 +32,8 @@ class RecvRequest final : public Request {
   ~RecvRequest() override { engine_->abandon_recv(op_); }
   void wait(Duration timeout) override { engine_->wait(op_, false, timeout); }
   bool test() override { return engine_->test(op_); }
+  // Set under the engine's lock before wait() or test() saw it done.
+  int source() const override { return op_->done && op_->error.empty() ? op_->peer : -1; }
 
  private:
   std::shared_ptr<Engine> engine_;
@@ -118,6 +122,7 @@ std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data, std::u
 
 std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data, std::uint32_t element) {
   std::unique_lock lock(mutex_);
+  if (src == kAnySource) return receive_from_any(tag, data, element);
   Connection& c = connection(src);
   if (!broken_.empty()) return failed_request();
   // A parked message of another tag is ahead of this one in src's stream:
@@ -125,8 +130,8 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data, std::uin
   // consumes at least that frame; afterwards a parked frame has this tag.
   while (c.parked && c.frame.tag != tag) unpark(c, true);
   if (!broken_.empty()) return failed_request();
-  if (auto message = mailbox_.take_queued({src, tag}))
-    return receive_queued(c, std::move(message), tag, data, element);
+  if (auto kept = matcher_.take_kept(src, tag))
+    return receive_queued(c, std::move(kept->message), tag, data, element);
   if (c.parked) return receive_parked(c, tag, data, element);  // this receive's message (see above)
   if (c.departed) {  // nothing more will come from src
     fail_all(src, departed_message(src, "to receive from it (" + describe_tag(tag) + ")"));
@@ -135,8 +140,40 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data, std::uin
   auto op = new_op<RecvOp>(src, tag);
   op->buffer = data;
   op->element = element;
-  mailbox_.post(op);
+  matcher_.post(src, tag, op);
   return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
+}
+
+std::unique_ptr<Request> Engine::receive_from_any(Tag tag, MutBytes data, std::uint32_t element) {
+  if (!broken_.empty()) return failed_request();
+  // As irecv does for its source, for every source: a parked message of
+  // another tag may be ahead of this one. One too large to queue stays
+  // parked (parking.hpp): its sender's later messages wait behind it.
+  for (auto& c : connections_)
+    while (c && c->parked && c->frame.tag != tag &&
+           parking::may_queue(c->frame.length, max_unexpected_))
+      unpark(*c, true);
+  if (!broken_.empty()) return failed_request();
+  if (auto kept = matcher_.take_kept(kAnySource, tag))
+    return receive_queued(connection(kept->source), std::move(kept->message), tag, data, element);
+  for (auto& c : connections_)
+    if (c && c->parked && c->frame.tag == tag) return receive_parked(*c, tag, data, element);
+  if (everyone_departed()) {  // nothing more will come from anyone
+    const int first = rank_ == 0 ? 1 : 0;
+    fail_all(first, departed_message(first, "to receive from any rank (" + describe_tag(tag) + ")"));
+    return failed_request();
+  }
+  auto op = new_op<RecvOp>(kAnySource, tag);
+  op->any_source = true;
+  op->buffer = data;
+  op->element = element;
+  matcher_.post(kAnySource, tag, op);
+  return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
+}
+
+bool Engine::everyone_departed() const {
+  return std::all_of(connections_.begin(), connections_.end(),
+                     [](const auto& c) { return !c || c->departed; });
 }
 
 std::unique_ptr<Request> Engine::receive_queued(Connection& c, std::shared_ptr<Queued> message,
@@ -151,7 +188,7 @@ std::unique_ptr<Request> Engine::receive_queued(Connection& c, std::shared_ptr<Q
     return std::make_unique<FailedRequest>(std::move(wrong), -1);
   if (message->complete) {
     if (!data.empty()) std::memcpy(data.data(), message->data.storage.get(), data.size());
-    return std::make_unique<CompletedRequest>();
+    return std::make_unique<CompletedRequest>(c.peer);
   }
   // Still arriving: copy what is here and let the rest land in place.
   auto op = new_op<RecvOp>(c.peer, tag);

@@ -12,7 +12,8 @@
 // That keeps the hot path free of thread hand-offs: a message is read by the
 // thread that wants it. The parts, one file each:
 //   connection.hpp    a peer's socket: reading frames, writing sends;
-//   mailbox.hpp       matching: posted receives and queued messages;
+//   ../matcher.hpp    matching, the one matcher of every transport: posted
+//                     receives and queued messages;
 //   parking.hpp       a large early message stays in the socket until its
 //                     receive comes, so it too is read straight into place;
 //   driver.hpp        who drives the sockets when several threads wait
@@ -50,12 +51,12 @@
 #include <string>
 #include <vector>
 
+#include "transport/matcher.hpp"
 #include "transport/scratch_pool.hpp"
 #include "transport/tcp/blame.hpp"
 #include "transport/tcp/connection.hpp"
 #include "transport/tcp/driver.hpp"
 #include "transport/tcp/framing.hpp"
-#include "transport/tcp/mailbox.hpp"
 #include "transport/tcp/operations.hpp"
 #include "transport/tcp/spin_policy.hpp"
 #include "transport/transport.hpp"
@@ -110,6 +111,11 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
                                           Tag tag, MutBytes data, std::uint32_t element);
   std::unique_ptr<Request> receive_parked(Connection& c, Tag tag, MutBytes data,
                                           std::uint32_t element);
+  // irecv from kAnySource: the oldest queued message of its tag from any
+  // peer, else one parked, else a posted receive.
+  std::unique_ptr<Request> receive_from_any(Tag tag, MutBytes data, std::uint32_t element);
+  // Every peer said goodbye: nothing more will arrive.
+  bool everyone_departed() const;
 
   // ---- waiting (engine_wait.cpp)
   // One poll() round over every connection (lock released while blocked).
@@ -211,7 +217,9 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   SpinPolicy spin_;
   // When a poll() last reported an event (parking.hpp, overdue).
   Clock::time_point last_event_ = Clock::now();
-  Mailbox mailbox_;
+  // Posted receives and queued messages (what happens when neither side is
+  // there yet, queue or park, is decided in engine_frames.cpp).
+  Matcher<std::shared_ptr<RecvOp>, std::shared_ptr<Queued>> matcher_;
   // The driver's poll set, rebuilt each round: [0] is the driver's wake-up
   // eventfd, then one per live connection (poll_connections_[i - 1]).
   std::vector<pollfd> poll_fds_;

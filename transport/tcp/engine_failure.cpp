@@ -68,8 +68,13 @@ void Engine::goodbye_received(Connection& c) {
   if (c.sends.size() > (writing ? 1u : 0u))
     return fail_all(c.peer, departed_message(c.peer, "to send to it (" +
                                                          describe_tag(c.sends.front()->tag) + ")"));
-  if (const auto tag = mailbox_.posted_from(c.peer))
-    fail_all(c.peer, departed_message(c.peer, "to receive from it (" + describe_tag(*tag) + ")"));
+  if (const auto tag = matcher_.posted_for(c.peer))
+    return fail_all(c.peer,
+                    departed_message(c.peer, "to receive from it (" + describe_tag(*tag) + ")"));
+  // A receive from any source needs whoever is left.
+  if (const auto tag = matcher_.posted_for(kAnySource); tag && everyone_departed())
+    fail_all(c.peer,
+             departed_message(c.peer, "to receive from any rank (" + describe_tag(*tag) + ")"));
 }
 
 void Engine::abort_received(Connection& c) {
@@ -96,8 +101,8 @@ void Engine::fail_all(int culprit, const std::string& why, const std::string* re
   const std::vector<std::byte> abort = encode_abort({culprit, relayed ? *relayed : why});
   for (auto& c : connections_)
     if (c) fail_connection(*c, culprit, why, abort);
-  for (auto& op : mailbox_.take_all_posted()) complete(*op, why, culprit);
-  mailbox_.drop_queued();
+  for (auto& op : matcher_.take_all_posted()) complete(*op, why, culprit);
+  matcher_.drop_kept();
   driver_.wake();  // a driver in poll() now has sends to watch
   driver_.progressed();
 }
@@ -129,7 +134,8 @@ void Engine::fail_connection(Connection& c, int culprit, const std::string& why,
 }
 
 void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
-  if (op->done || mailbox_.withdraw(op)) return;
+  if (op->done || matcher_.withdraw(op->any_source ? kAnySource : op->peer, op->tag, op)) return;
+  if (op->peer == kAnySource) return;  // matched nothing yet, and withdrawn before
   // Being filled right now: move what arrived into a queued message that
   // takes the rest, so nothing is written into a buffer nobody waits on.
   Connection& c = connection(op->peer);
@@ -149,7 +155,7 @@ void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
   message->size = c.frame.length;
   message->data = pool_->take(c.frame.length);
   std::memcpy(message->data.storage.get(), op->buffer.data(), c.payload_got);
-  mailbox_.queue({op->peer, op->tag}, message, true);
+  matcher_.keep(op->peer, op->tag, message, true);
   c.target = nullptr;
   c.queued = std::move(message);
 }
@@ -225,7 +231,7 @@ void Engine::close_all() {
     if (c->open()) c->failure = closed;
     c->close();
   }
-  for (auto& op : mailbox_.take_all_posted()) complete(*op, broken_, broken_peer_);
+  for (auto& op : matcher_.take_all_posted()) complete(*op, broken_, broken_peer_);
 }
 
 }  // namespace ringlab::tcp

@@ -1,7 +1,8 @@
 // What an arriving frame is for (the engine's FrameHandler, connection.hpp).
 //
 // A data frame's destination is decided when its header is complete:
-//   - the oldest posted receive for (source, tag), if its size matches: the
+//   - the oldest posted receive for (source, tag) or for (any source, tag)
+//     (transport/matcher.hpp), if its size matches: the
 //     payload goes straight into the user's buffer (zero copy);
 //   - a posted receive of another size: that receive fails (size mismatch,
 //     naming both ranks) and the payload is read and dropped;
@@ -53,7 +54,9 @@ bool Engine::frame_started(Connection& c, const FrameHeader& header) {
 }
 
 bool Engine::place_payload(Connection& c, const FrameHeader& header) {
-  if (std::shared_ptr<RecvOp> op = mailbox_.take_posted({c.peer, header.tag})) {
+  if (auto posted = matcher_.take_receive(c.peer, header.tag)) {
+    std::shared_ptr<RecvOp> op = std::move(*posted);
+    op->peer = c.peer;  // the sender, for a receive from any source
     const std::string wrong =
         op->buffer.size() != header.length
             ? size_mismatch_message(rank_, c.peer, header.tag, op->buffer.size(), header.length)
@@ -64,7 +67,9 @@ bool Engine::place_payload(Connection& c, const FrameHeader& header) {
       complete(*op, wrong);
     return true;
   }
-  if (parking::parks(header.length, mailbox_.posted_from(c.peer).has_value())) {
+  const bool later_wanted =
+      matcher_.posted_for(c.peer).has_value() || matcher_.posted_for(kAnySource).has_value();
+  if (parking::parks(header.length, later_wanted)) {
     c.parked = true;
     c.parked_since = Clock::now();
     return true;
@@ -106,7 +111,7 @@ bool Engine::queue_arriving(Connection& c) {
   message->size = c.frame.length;
   message->element = c.frame.element;
   message->data = pool_->take(c.frame.length);
-  mailbox_.queue({c.peer, c.frame.tag}, message);
+  matcher_.keep(c.peer, c.frame.tag, message);
   c.queued = std::move(message);
   return true;
 }

@@ -73,6 +73,9 @@ void Engine::time_out(std::unique_lock<std::mutex>& lock, const std::shared_ptr<
       timeout_message(rank_, is_send ? "send to" : "receive from", op->peer, op->tag, timeout);
   if (!is_send) withdraw_locked(std::static_pointer_cast<RecvOp>(op));
   if (!broken_.empty()) throw TimeoutError(timed_out);  // withdrawing it broke the stream
+  // A receive from any source that met no message waited for nobody in
+  // particular: there is no one to ask about, and no one to blame.
+  if (op->peer == kAnySource) throw TimeoutError(timed_out);
   Verdict verdict = find_blame(lock, *op, timed_out, timeout);
   if (op->done) return;    // a send that finished meanwhile
   if (!broken_.empty()) {  // another rank's abort came meanwhile: it names the cause
@@ -149,6 +152,7 @@ void Engine::drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
 }
 
 bool Engine::can_look_alone(int peer) const {
+  if (peer == kAnySource) return false;
   const Connection* c = connections_[static_cast<std::size_t>(peer)].get();
   return c && c->open() && !c->parked && !sends_pending();
 }

@@ -74,16 +74,25 @@ void read_agent_store(const EnvironmentLookup& lookup, WorldSpec& r) {
   r.store_prefix = "/worker/attempt_" + std::to_string(attempt) + "/";
 }
 
+// The names from_environment() reads a rank's place under, in the order it
+// tries them: torchrun's (and ringlab run's), Slurm's (srun), Open MPI's
+// (mpirun), Horovod's (horovodrun's Gloo mode; its MPI mode is mpirun's).
+constexpr std::initializer_list<const char*> kWorldSizeNames = {
+    "WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "HOROVOD_SIZE"};
+constexpr std::initializer_list<const char*> kRankNames = {"RANK", "SLURM_PROCID",
+                                                           "OMPI_COMM_WORLD_RANK", "HOROVOD_RANK"};
+constexpr std::initializer_list<const char*> kLocalRankNames = {
+    "LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "HOROVOD_LOCAL_RANK"};
+
 }  // namespace
 
-WorldSpec from_environment() {
-  return from_environment([](const char* name) { return std::getenv(name); });
+bool names_a_rank(const EnvironmentLookup& lookup) {
+  return first_of(lookup, kWorldSizeNames) && first_of(lookup, kRankNames);
 }
 
-WorldSpec from_environment(const EnvironmentLookup& lookup) {
-  WorldSpec r;
-
-  const auto world = first_of(lookup, {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"});
+RankPlace place_from_environment(const EnvironmentLookup& lookup) {
+  RankPlace place;
+  const auto world = first_of(lookup, kWorldSizeNames);
   if (!world)
     throw std::invalid_argument(
         "WORLD_SIZE is not set: export WORLD_SIZE=<number of processes> (or start the job with "
@@ -93,9 +102,9 @@ WorldSpec from_environment(const EnvironmentLookup& lookup) {
     throw std::invalid_argument(world->name + "=" + world->value +
                                 " is not a number of processes ringlab runs: export " +
                                 world->name + "=<1 to " + std::to_string(kMaxWorldSize) + ">");
-  r.world_size = static_cast<int>(world_size);
+  place.world_size = static_cast<int>(world_size);
 
-  const auto rank = first_of(lookup, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"});
+  const auto rank = first_of(lookup, kRankNames);
   const std::string valid_ranks = "0.." + std::to_string(world_size - 1);
   if (!rank)
     throw std::invalid_argument("RANK is not set: export RANK=<this process's rank, " +
@@ -106,35 +115,20 @@ WorldSpec from_environment(const EnvironmentLookup& lookup) {
   if (rank_value < 0 || rank_value >= world_size)
     throw std::invalid_argument(rank->name + "=" + rank->value + " but " + world->name + "=" +
                                 world->value + ": " + rank->name + " must be in " + valid_ranks);
-  r.rank = static_cast<int>(rank_value);
+  place.rank = static_cast<int>(rank_value);
 
-  if (const auto local = first_of(lookup, {"LOCAL_RANK", "SLURM_LOCALID",
-                                           "OMPI_COMM_WORLD_LOCAL_RANK"})) {
+  if (const auto local = first_of(lookup, kLocalRankNames)) {
     const long long local_rank = parse_integer(*local, "<this process's rank on its machine>");
     if (local_rank < 0 || local_rank >= world_size)
       throw std::invalid_argument(local->name + "=" + local->value + " but " + world->name + "=" +
                                   world->value + ": " + local->name + " must be in " +
                                   valid_ranks);
-    r.local_rank = static_cast<int>(local_rank);
+    place.local_rank = static_cast<int>(local_rank);
   }
+  return place;
+}
 
-  if (const auto addr = first_of(lookup, {"MASTER_ADDR"})) {
-    if (addr->value.empty())
-      throw std::invalid_argument(
-          "MASTER_ADDR is empty: export MASTER_ADDR=<rank 0's host, e.g. 127.0.0.1>");
-    r.master_addr = addr->value;
-  }
-
-  const auto port = first_of(lookup, {"MASTER_PORT"});
-  if (!port)
-    throw std::invalid_argument(
-        "MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's store listens on)");
-  const long long port_value = parse_integer(*port, "29500 (the port rank 0's store listens on)");
-  if (port_value < 1 || port_value > 65535)
-    throw std::invalid_argument("MASTER_PORT=" + port->value +
-                                " is not a TCP port: export MASTER_PORT=<1..65535, e.g. 29500>");
-  r.master_port = static_cast<int>(port_value);
-
+void read_settings(const EnvironmentLookup& lookup, WorldSpec& r) {
   if (const auto bind = first_of(lookup, {"RINGLAB_BIND_ADDR"})) {
     if (bind->value.empty())
       throw std::invalid_argument(
@@ -153,6 +147,37 @@ WorldSpec from_environment(const EnvironmentLookup& lookup) {
           "RINGLAB_JOB_TOKEN=$(openssl rand -hex 32)");
     r.job_token = token->value;
   }
+}
+
+WorldSpec from_environment() {
+  return from_environment([](const char* name) { return std::getenv(name); });
+}
+
+WorldSpec from_environment(const EnvironmentLookup& lookup) {
+  WorldSpec r;
+  const RankPlace place = place_from_environment(lookup);
+  r.world_size = place.world_size;
+  r.rank = place.rank;
+  r.local_rank = place.local_rank;
+
+  if (const auto addr = first_of(lookup, {"MASTER_ADDR"})) {
+    if (addr->value.empty())
+      throw std::invalid_argument(
+          "MASTER_ADDR is empty: export MASTER_ADDR=<rank 0's host, e.g. 127.0.0.1>");
+    r.master_addr = addr->value;
+  }
+
+  const auto port = first_of(lookup, {"MASTER_PORT"});
+  if (!port)
+    throw std::invalid_argument(
+        "MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's store listens on)");
+  const long long port_value = parse_integer(*port, "29500 (the port rank 0's store listens on)");
+  if (port_value < 1 || port_value > 65535)
+    throw std::invalid_argument("MASTER_PORT=" + port->value +
+                                " is not a TCP port: export MASTER_PORT=<1..65535, e.g. 29500>");
+  r.master_port = static_cast<int>(port_value);
+
+  read_settings(lookup, r);
   read_agent_store(lookup, r);
   return r;
 }

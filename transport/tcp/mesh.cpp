@@ -6,10 +6,12 @@
 #include <charconv>
 #include <cstring>
 #include <exception>
+#include <optional>
 
 #include "store/log.hpp"
 #include "store/token_proof.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/loopback.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
 
@@ -129,9 +131,12 @@ class Mesh::Impl {
   // Connects to every lower rank (addresses[q]) and accepts every higher one.
   Connected run(const std::vector<std::string>& addresses) {
     missing_ = r_.world_size - 1;
+    // Resolved (and, in an open job, checked) before anything connects.
+    const auto lower_ranks = resolve_lower_ranks(addresses);
     if (r_.rank + 1 < r_.world_size) spawn(accept_higher_ranks());
     for (int lower = 0; lower < r_.rank; ++lower)
-      connect_to(lower, addresses[static_cast<std::size_t>(lower)]);
+      if (const auto& endpoints = lower_ranks[static_cast<std::size_t>(lower)])
+        connect_to(lower, *endpoints);
     if (report_ && missing_ > 0) spawn(report_missing());
     if (missing_ > 0) spawn(watch_connections());
     while (missing_ > 0 && !escaped_ && Clock::now() < deadline_) io_->run_one_until(deadline_);
@@ -240,6 +245,12 @@ class Mesh::Impl {
       auto stranger = std::make_shared<Stranger>(std::move(socket), *io_);
       stranger->peer = remote_of(stranger->socket);
       strangers_.push_back(stranger);
+      if (!may_accept(r_, stranger->socket)) {
+        reject(*stranger, "it connects from off loopback, and this job has no token "
+                          "(RINGLAB_JOB_TOKEN is not set), so its ranks take connections from "
+                          "loopback only");
+        continue;
+      }
       spawn(time_out_handshake(stranger));
       spawn(greet(stranger));
     }
@@ -344,23 +355,38 @@ class Mesh::Impl {
 
   // ---- the higher rank's side: connect, say hello, check the answer --------
 
-  void connect_to(int peer, const std::string& address) {
-    const auto colon = address.rfind(':');
-    int port = 0;
-    if (colon != std::string::npos)
-      std::from_chars(address.data() + colon + 1, address.data() + address.size(), port);
-    std::string host = address.substr(0, colon == std::string::npos ? 0 : colon);
-    if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    tcp::resolver::results_type endpoints;
-    try {
-      endpoints = resolve(*io_, host, port, "rank " + std::to_string(peer));
-    } catch (const CommError& error) {
-      last_error_[static_cast<std::size_t>(peer)] = error.what();
-      return;
+  // The endpoints of each lower rank's address ("host:port"; [v6]:port),
+  // or none where it does not resolve (last_error_ says why, and the
+  // rendezvous times out naming it). A rank without a token refuses an
+  // address off loopback here (loopback.hpp), whatever the store says.
+  std::vector<std::optional<tcp::resolver::results_type>> resolve_lower_ranks(
+      const std::vector<std::string>& addresses) {
+    std::vector<std::optional<tcp::resolver::results_type>> found(
+        static_cast<std::size_t>(r_.rank));
+    for (int peer = 0; peer < r_.rank; ++peer) {
+      const std::string& address = addresses[static_cast<std::size_t>(peer)];
+      const auto colon = address.rfind(':');
+      int port = 0;
+      if (colon != std::string::npos)
+        std::from_chars(address.data() + colon + 1, address.data() + address.size(), port);
+      std::string host = address.substr(0, colon == std::string::npos ? 0 : colon);
+      if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+      try {
+        found[static_cast<std::size_t>(peer)] =
+            resolve(*io_, host, port, "rank " + std::to_string(peer));
+      } catch (const CommError& error) {
+        last_error_[static_cast<std::size_t>(peer)] = error.what();
+        continue;
+      }
+      require_loopback_peer(r_, peer, address, *found[static_cast<std::size_t>(peer)]);
     }
+    return found;
+  }
+
+  void connect_to(int peer, const tcp::resolver::results_type& endpoints) {
     auto out = std::make_shared<Outgoing>(*io_, peer);
     outgoing_.push_back(out);
-    spawn(handshake_with(out, std::move(endpoints)));
+    spawn(handshake_with(out, endpoints));
   }
 
   // Retries (kConnectRetry apart) while the lower rank is not listening yet

@@ -39,6 +39,9 @@ struct SendOp : Op {
 struct RecvOp : Op {
   MutBytes buffer;
   std::uint32_t element = kUntyped;  // what the receive expects (framing.hpp)
+  // Posted for kAnySource: peer is kAnySource until a message is matched,
+  // then its sender.
+  bool any_source = false;
 };
 
 // A message that arrived before its receive was posted.

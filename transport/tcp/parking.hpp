@@ -18,9 +18,9 @@
 //   - checked whenever the engine is driven (wait or test), once it has been
 //     parked kParkPatience with no event at all on any socket meanwhile, or
 //     kParkLimit whatever happened.
-// A payload is not parked at all if a receive from its sender for another
-// tag is already posted: its message comes after this one, so this one must
-// move out of the way.
+// A payload is not parked at all if a receive from its sender (or from any
+// source) for another tag is already posted: its message may come after
+// this one, so this one must move out of the way.
 //
 // A frame that claims more than the engine's max_unexpected
 // (kMaxUnexpectedBytes, framing.hpp) is never copied into a queued message:

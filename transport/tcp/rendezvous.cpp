@@ -48,6 +48,7 @@
 #include "store/log.hpp"
 #include "transport/tcp/crowding.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/loopback.hpp"
 #include "transport/tcp/mesh.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
 #include "transport/tcp/socket_util.hpp"
@@ -115,14 +116,7 @@ void check_rendezvous(const WorldSpec& r) {
     throw std::invalid_argument("MASTER_PORT=" + std::to_string(r.master_port) +
                                 " is not a TCP port: use 1..65535, e.g. 29500");
   // A job without a token is open to whoever reaches its ports: only on loopback.
-  ErrorCode error;
-  const auto bind = asio::ip::make_address(r.bind_addr, error);
-  if (r.job_token.empty() && (error || !bind.is_loopback()))
-    throw std::invalid_argument(
-        "rank " + std::to_string(r.rank) + ": RINGLAB_BIND_ADDR=" + r.bind_addr +
-        " opens this job to other machines, and it has no job token: export the same "
-        "RINGLAB_JOB_TOKEN=<secret> to every rank (e.g. $(openssl rand -hex 32)), or leave "
-        "RINGLAB_BIND_ADDR unset to stay on loopback");
+  require_loopback_bind(r);
 }
 
 long long remaining_ms(Clock::time_point deadline) {
@@ -230,6 +224,25 @@ bool store_answers(store::KeyValueStore& store, Duration patience) {
   return true;
 }
 
+// A store's own errors (a c10d store's timeout, its garbled answer) say what
+// and where, not which rank met them: that rank's name goes in front, once.
+// Called in a catch block.
+[[noreturn]] void rethrow_naming(const std::string& me) {
+  try {
+    throw;
+  } catch (const PeerError&) {
+    throw;  // names its culprit
+  } catch (const StoreLostError&) {
+    throw;  // named where it is caught: losing rank 0, or the launcher's store
+  } catch (const CommError& error) {
+    const std::string what = error.what();
+    if (what.starts_with(me + ":") || what.starts_with(me + " ")) throw;
+    if (dynamic_cast<const TimeoutError*>(&error)) throw TimeoutError(me + ": " + what);
+    if (dynamic_cast<const WrongStoreError*>(&error)) throw WrongStoreError(me + ": " + what);
+    throw CommError(me + ": " + what);
+  }
+}
+
 std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                                             std::unique_ptr<TcpTransport::Impl>& impl);
 std::shared_ptr<TcpTransport> connect_through_launcher_store(
@@ -252,13 +265,15 @@ std::shared_ptr<TcpTransport> connect(const WorldSpec& r) {
       return connect_steps(r, impl);
     } catch (...) {
       if (impl && impl->server) std::this_thread::sleep_for(std::min(r.timeout, kStoreLinger));
-      throw;
+      rethrow_naming(me);
     }
   }
   try {
     return connect_steps(r, impl);
   } catch (const StoreLostError& lost) {
     throw PeerError(0, me + ": lost rank 0, which hosts the store: " + lost.what());
+  } catch (...) {
+    rethrow_naming(me);
   }
 }
 
@@ -288,6 +303,8 @@ std::shared_ptr<TcpTransport> connect_through_launcher_store(
     return connect_steps(r, impl);
   } catch (const StoreLostError& lost) {
     throw CommError(me + ": lost the launcher's store: " + lost.what());
+  } catch (...) {
+    rethrow_naming(me);
   }
 }
 
@@ -331,6 +348,20 @@ std::string store_address(const WorldSpec& r) {
       "RINGLAB_JOB_TOKEN=<secret> to every rank");
 }
 
+// Why rank 0 may not be there, where this rank sees it: a rank 0 bound to
+// loopback refuses a MASTER_ADDR off loopback (store_address) and exits, and
+// its ranks should not only ask whether it is running.
+std::string refused_master_hint(const WorldSpec& r) {
+  if (!resolve_host(r.bind_addr).on_loopback()) return "";
+  const HostAddresses master = resolve_host(r.master_addr);
+  if (!master.resolved() || master.off_loopback().empty() ||
+      master.off_loopback() != master.listed())
+    return "";
+  return " (a rank 0 that binds to loopback, as this rank does (RINGLAB_BIND_ADDR=" + r.bind_addr +
+         "), refuses MASTER_ADDR=" + r.master_addr + ", which is " + master.off_loopback() +
+         ", off loopback: see rank 0's error)";
+}
+
 // Step 1: rank 0 starts the store, served only to those who prove they know
 // the job token; every rank connects to it.
 void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
@@ -353,17 +384,30 @@ void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
                "for the ranks of one node, ranks on several nodes must be given it, and an open " +
                "elastic job (--rdzv-conf open=true) has none");
   }
+  // Without a token, only on loopback (loopback.hpp): refused at once off it.
+  const std::string host = loopback_store_host(r);
   try {
-    impl.store = std::make_shared<Store>(r.master_addr, r.master_port, r.timeout, r.job_token);
+    impl.store = std::make_shared<Store>(host, r.master_port, r.timeout, r.job_token);
   } catch (const WrongStoreError& error) {
     throw WrongStoreError(me + ": " + error.what());
   } catch (const TimeoutError& error) {
     if (r.rank == 0) throw TimeoutError(me + ": " + error.what());
-    throw PeerError(0, me + ": could not reach rank 0, which hosts the store: " + error.what());
+    throw PeerError(0, me + ": could not reach rank 0, which hosts the store: " + error.what() +
+                           refused_master_hint(r));
   } catch (const CommError& error) {
     if (r.rank == 0) throw CommError(me + ": " + error.what());
-    throw PeerError(0, me + ": could not reach rank 0, which hosts the store: " + error.what());
+    throw PeerError(0, me + ": could not reach rank 0, which hosts the store: " + error.what() +
+                           refused_master_hint(r));
   }
+}
+
+// What a store holds, to be quoted in an error: at most `most` characters,
+// what is not printable ASCII as '?' (a stranger may have written it).
+std::string printable(const std::string& text, std::size_t most) {
+  std::string out = text.substr(0, most);
+  for (char& c : out)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return text.size() > most ? out + "..." : out;
 }
 
 // Step 2: rank 0 names the job; every rank checks the world size and claims
@@ -376,11 +420,21 @@ std::uint64_t join_job(const WorldSpec& r, store::KeyValueStore& store, Clock::t
   const std::string job = store.get(job_key, Duration(remaining_ms(deadline)));
   std::uint64_t job_id = 0;
   int rank0_world = 0;
-  std::istringstream(job) >> job_id >> rank0_world;
+  std::istringstream words(job);
+  char extra = 0;
+  if (!(words >> job_id >> rank0_world) || words >> extra || job_id == 0 || rank0_world < 1)
+    throw CommError(me + ": the store's " + job_key + " holds '" + printable(job, 64) + "'" +
+                    ", which is not a job rank 0 writes (a job id and a world size): something "
+                    "else writes to this store (" + store.address() +
+                    "): give the job a store of its own (its own MASTER_PORT)" +
+                    (r.job_token.empty() ? ", and a RINGLAB_JOB_TOKEN" : ""));
   if (rank0_world != r.world_size)
-    throw std::invalid_argument(me + " has WORLD_SIZE=" + std::to_string(r.world_size) +
-                                " but rank 0 has WORLD_SIZE=" + std::to_string(rank0_world) +
-                                ": start every process with the same WORLD_SIZE");
+    throw std::invalid_argument(
+        me + " has WORLD_SIZE=" + std::to_string(r.world_size) + " but " +
+        (r.rank == 0 ? "the store holds a job of WORLD_SIZE=" + std::to_string(rank0_world) +
+                           " (another rank 0's?)"
+                     : "rank 0 has WORLD_SIZE=" + std::to_string(rank0_world)) +
+        ": start every process with the same WORLD_SIZE");
   if (store.add(kPrefix + "claim/" + std::to_string(r.rank), 1) != 1)
     throw std::invalid_argument(me + ": another process already joined this job as RANK=" +
                                 std::to_string(r.rank) + ": give every process its own RANK");

@@ -96,18 +96,39 @@ struct WorldSpec {
 using EnvironmentLookup = std::function<const char*(const char* name)>;
 
 // Reads MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK (torchrun's
-// names); falls back to Slurm's SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID and
+// names); falls back to Slurm's SLURM_PROCID / SLURM_NTASKS / SLURM_LOCALID,
 // Open MPI's OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE /
-// OMPI_COMM_WORLD_LOCAL_RANK; then RINGLAB_BIND_ADDR, RINGLAB_TIMEOUT_MS,
+// OMPI_COMM_WORLD_LOCAL_RANK and Horovod's HOROVOD_RANK / HOROVOD_SIZE /
+// HOROVOD_LOCAL_RANK; then RINGLAB_BIND_ADDR, RINGLAB_TIMEOUT_MS,
 // RINGLAB_HANDSHAKE_TIMEOUT_MS, RINGLAB_JOB_TOKEN, and torchrun's
 // TORCHELASTIC_USE_AGENT_STORE and TORCHELASTIC_RESTART_COUNT. MASTER_ADDR
 // defaults to 127.0.0.1; the others
 // that have no default throw std::invalid_argument naming the variable and what
 // to set ("MASTER_PORT is not set: export MASTER_PORT=29500 (the port rank 0's
 // store listens on)", "RANK=4 but WORLD_SIZE=4: RANK must be in 0..3").
+// A program asks backends/rank_world.hpp, which reads the process's
+// environment through these and decides what a launched rank does.
 WorldSpec from_environment();
 // The same, reading variables through `lookup` (tests pass a map).
 WorldSpec from_environment(const EnvironmentLookup& lookup);
+
+// A rank's place in its job, as a launcher gives it.
+struct RankPlace {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+};
+// Whether `lookup` holds a world size and a rank under any of the names
+// above: a launcher started this process as one rank of a job.
+bool names_a_rank(const EnvironmentLookup& lookup);
+// The place alone (world size, rank, local rank), checked as
+// from_environment() checks it: it throws the same errors.
+RankPlace place_from_environment(const EnvironmentLookup& lookup);
+// The settings alone (RINGLAB_BIND_ADDR, RINGLAB_TIMEOUT_MS,
+// RINGLAB_HANDSHAKE_TIMEOUT_MS, RINGLAB_JOB_TOKEN) into `world`, checked as
+// from_environment() checks them: for a rank whose place and store come from
+// elsewhere (torch.distributed's).
+void read_settings(const EnvironmentLookup& lookup, WorldSpec& world);
 
 // The Transport over TCP connections to every other rank (see connect()).
 class TcpTransport final : public Transport {
@@ -119,6 +140,7 @@ class TcpTransport final : public Transport {
   int rank() const override;
   int size() const override;
   std::string_view name() const override { return "tcp"; }
+  bool receives_from_any_source() const override { return true; }
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;

@@ -23,7 +23,7 @@ std::unique_ptr<Request> TcpTransport::isend(int dst, Tag tag, ConstBytes data) 
 }
 
 std::unique_ptr<Request> TcpTransport::irecv(int src, Tag tag, MutBytes data) {
-  check_peer(src, "source rank");
+  check_source(src, "source rank");
   return impl_->engine->irecv(src, tag, data);
 }
 
@@ -33,14 +33,14 @@ std::unique_ptr<Request> TcpTransport::isend_typed(int dst, Tag tag, ConstBytes 
 }
 
 std::unique_ptr<Request> TcpTransport::irecv_typed(int src, Tag tag, MutBytes data, DType dtype) {
-  check_peer(src, "source rank");
+  check_source(src, "source rank");
   return impl_->engine->irecv(src, tag, data, element_code(dtype));
 }
 
 void TcpTransport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
                             MutBytes recv_data) {
   check_peer(dst, "destination rank");
-  check_peer(src, "source rank");
+  check_source(src, "source rank");
   // Receive posted first, so the payload lands in place; while waiting for the
   // send, the same poll() loop reads the incoming message (full duplex).
   auto recv_request = impl_->engine->irecv(src, recv_tag, recv_data);
