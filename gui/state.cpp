@@ -78,6 +78,27 @@ void change_settings(GuiState& state, const Settings& settings) {
   }
 }
 
+// Playback: as many steps as `seconds` holds at the chosen speed, stopping at the last frame.
+void tick(GuiState& state, float seconds, int last) {
+  if (!state.playing) return;
+  state.seconds_since_step += seconds;
+  const float period = 1.0f / state.steps_per_second;
+  while (state.seconds_since_step >= period && state.playing) {
+    state.seconds_since_step -= period;
+    move_cursor(state, state.cursor + 1);
+    if (state.cursor == last) state.playing = false;
+  }
+}
+
+void select_rank(GuiState& state, int rank) {
+  if (rank < -1 || rank >= state.settings.ranks)
+    state.error = "rank " + std::to_string(rank) + " is not a rank of this " +
+                  std::to_string(state.settings.ranks) + "-rank world: pick 0 to " +
+                  std::to_string(state.settings.ranks - 1);
+  else
+    state.selected_rank = rank;
+}
+
 }  // namespace
 
 void apply(GuiState& state, const Command& command) {
@@ -105,14 +126,7 @@ void apply(GuiState& state, const Command& command) {
         } else if constexpr (std::is_same_v<C, SetSpeed>) {
           state.steps_per_second = std::clamp(c.steps_per_second, 0.1f, 20.0f);
         } else if constexpr (std::is_same_v<C, Tick>) {
-          if (!state.playing) return;
-          state.seconds_since_step += c.seconds;
-          const float period = 1.0f / state.steps_per_second;
-          while (state.seconds_since_step >= period && state.playing) {
-            state.seconds_since_step -= period;
-            move_cursor(state, state.cursor + 1);
-            if (state.cursor == last) state.playing = false;
-          }
+          tick(state, c.seconds, last);
         } else if constexpr (std::is_same_v<C, SetPrimitive>) {
           Settings settings = primitive_defaults(c.primitive);
           // Keep the world size the learner chose, where the primitive allows it.
@@ -145,12 +159,7 @@ void apply(GuiState& state, const Command& command) {
           settings.root = c.root;
           change_settings(state, settings);
         } else if constexpr (std::is_same_v<C, SelectRank>) {
-          if (c.rank < -1 || c.rank >= state.settings.ranks)
-            state.error = "rank " + std::to_string(c.rank) + " is not a rank of this " +
-                          std::to_string(state.settings.ranks) + "-rank world: pick 0 to " +
-                          std::to_string(state.settings.ranks - 1);
-          else
-            state.selected_rank = c.rank;
+          select_rank(state, c.rank);
         } else if constexpr (std::is_same_v<C, LogScrolled>) {
           state.log_scrolled_to = c.frame;
         } else if constexpr (std::is_same_v<C, LoadScenario>) {

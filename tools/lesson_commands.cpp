@@ -152,6 +152,38 @@ void run_tour_here(const lessons::RunOptions& options, const std::string& from) 
     lessons::run_tour(options, from);
 }
 
+// The training lessons' options of `ringlab lesson`.
+void add_training_options(CLI::App& lesson, LessonCommand& cmd) {
+  lesson.add_option("--lr", cmd.options.args.lr, "training lessons: the learning rate")
+      ->check(real_number(0, 1000, "a learning rate"));
+  lesson
+      .add_option("--steps", cmd.options.args.steps,
+                  "train: steps (default 3); horovod: epochs (default 3)")
+      ->check(CLI::Range(1, 100000));
+  lesson.add_option("--checkpoint", cmd.options.args.checkpoint,
+                    "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
+                    "every epoch here and resume from it (default checkpoint.pt)");
+  lesson.add_option("--checkpoint-dir", cmd.options.args.checkpoint_dir,
+                    "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: "
+                    "ringlab-runs/horovod in the current folder)");
+  lesson
+      .add_option("--max-epoch", cmd.options.args.max_epoch, "train_elastic: epochs (default 100)")
+      ->check(CLI::Range(1, 1000000));
+  lesson
+      .add_option("--epoch-seconds", cmd.options.args.epoch_seconds,
+                  "train_elastic: pause before each epoch, as the article's sleep(1), so that a "
+                  "node can join mid-run (default 0)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI11's own range check would print the bounds as 0.000000.
+            char* end = nullptr;
+            const double seconds = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
+              return "'" + text + "' is not allowed: give a number of seconds from 0 to 3600";
+            return "";
+          },
+          "SECONDS"));
+}
 }  // namespace
 
 void add_lesson_commands(CLI::App& app) {
@@ -171,36 +203,7 @@ void add_lesson_commands(CLI::App& app) {
           "seed 001's lessons: their tensors in this dtype (" + dtype_choices() +
               "), as the article's program with dtype=torch.DTYPE prints them")
       ->type_name("DTYPE");
-  lesson->add_option("--lr", cmd->options.args.lr, "training lessons: the learning rate")
-      ->check(real_number(0, 1000, "a learning rate"));
-  lesson
-      ->add_option("--steps", cmd->options.args.steps,
-                   "train: steps (default 3); horovod: epochs (default 3)")
-      ->check(CLI::Range(1, 100000));
-  lesson->add_option("--checkpoint", cmd->options.args.checkpoint,
-                     "ddp_checkpoint: save the checkpoint here and keep it; train_elastic: save "
-                     "every epoch here and resume from it (default checkpoint.pt)");
-  lesson->add_option("--checkpoint-dir", cmd->options.args.checkpoint_dir,
-                     "horovod: the folder where rank 0 keeps checkpoint-EPOCH.json (default: "
-                     "ringlab-runs/horovod in the current folder)");
-  lesson
-      ->add_option("--max-epoch", cmd->options.args.max_epoch,
-                   "train_elastic: epochs (default 100)")
-      ->check(CLI::Range(1, 1000000));
-  lesson
-      ->add_option("--epoch-seconds", cmd->options.args.epoch_seconds,
-                   "train_elastic: pause before each epoch, as the article's sleep(1), so that a "
-                   "node can join mid-run (default 0)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            // CLI11's own range check would print the bounds as 0.000000.
-            char* end = nullptr;
-            const double seconds = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !(seconds >= 0 && seconds <= 3600))
-              return "'" + text + "' is not allowed: give a number of seconds from 0 to 3600";
-            return "";
-          },
-          "SECONDS"));
+  add_training_options(*lesson, *cmd);
   add_common_options(*lesson, *cmd);
   add_trace_option(*lesson, cmd->trace);
   lesson->callback([cmd] {

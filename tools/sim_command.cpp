@@ -492,6 +492,18 @@ void run_sim_command(SimCommand& c) {
   run_collective(c, parse_collective(c.op), model_of(c));
 }
 
+// `sim parameter_server`'s scenario.
+void add_parameter_server_options(CLI::App& sub, PsScenario& ps) {
+  sub.add_option("--servers", ps.servers, "parameter_server: servers");
+  sub.add_option("--workers", ps.workers, "parameter_server: workers");
+  sub.add_option("--keys", ps.keys, "parameter_server: length of the parameter vector");
+  sub.add_option("--push", ps.push_per_worker, "parameter_server: keys each worker pushes");
+  sub.add_option("--pull", ps.pull_per_worker, "parameter_server: keys each worker pulls");
+  sub.add_option("--iterations", ps.iterations, "parameter_server: push/pull rounds");
+  sub.add_option("--lr", ps.learning_rate, "parameter_server: learning rate");
+  sub.add_option("--seed", ps.seed, "parameter_server: which keys are picked");
+}
+
 }  // namespace
 
 void add_sim_command(CLI::App& app) {
@@ -567,14 +579,7 @@ void add_sim_command(CLI::App& app) {
   sub->add_option("--save", cmd->calibration.save,
                   "--calibrate: where to write the model (default cost-model.json)")
       ->check(file_to_write("cost model file"));
-  sub->add_option("--servers", cmd->ps.servers, "parameter_server: servers");
-  sub->add_option("--workers", cmd->ps.workers, "parameter_server: workers");
-  sub->add_option("--keys", cmd->ps.keys, "parameter_server: length of the parameter vector");
-  sub->add_option("--push", cmd->ps.push_per_worker, "parameter_server: keys each worker pushes");
-  sub->add_option("--pull", cmd->ps.pull_per_worker, "parameter_server: keys each worker pulls");
-  sub->add_option("--iterations", cmd->ps.iterations, "parameter_server: push/pull rounds");
-  sub->add_option("--lr", cmd->ps.learning_rate, "parameter_server: learning rate");
-  sub->add_option("--seed", cmd->ps.seed, "parameter_server: which keys are picked");
+  add_parameter_server_options(*sub, cmd->ps);
   add_ddp_sim_options(*sub, cmd->ddp);
   sub->callback([cmd] { run_sim_command(*cmd); });
 }

@@ -180,6 +180,29 @@ def _make_work_from_future():
 _work_from_future = _make_work_from_future()
 
 
+class _P2PWork(torch._C._distributed_c10d.Work):
+    """An isend's or irecv's Work: wait() raises the operation's error. The
+    Work torch 1.13 makes from a future returns True from wait() whatever the
+    future holds, so a receive that failed (another size, another dtype, a
+    peer gone) looked done, its tensor untouched. Only Python waits on these
+    (dist.send, recv, isend, irecv, batch_isend_irecv keep the object), so a
+    Python override is reached, unlike the collectives' (see the top)."""
+
+    def __init__(self, future):
+        super().__init__()
+        self._future = future
+
+    def wait(self, timeout=None):  # noqa: ARG002 - the progress thread's limit applies
+        self._future.wait()  # raises what the progress thread set
+        return True
+
+    def is_completed(self):
+        return self._future.done()
+
+    def get_future(self):
+        return self._future
+
+
 def _completed(result):
     future = torch.futures.Future()
     future.set_result(result)
@@ -225,7 +248,7 @@ class _Progress:
                                                 daemon=True)
                 self._thread.start()
             self._changed.notify()
-        return _work_from_future(future)
+        return _P2PWork(future)
 
     def _run(self):
         pause = 0.0001
