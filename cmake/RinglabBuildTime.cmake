@@ -10,7 +10,7 @@
 # are position-independent):
 #   ringlab_pch            the standard library headers most files include,
 #                          and nlohmann-json: every library and program;
-#   ringlab_pch_asio       the same and Boost.Asio (store/asio.hpp): the
+#   ringlab_pch_asio       the same and Boost.Asio (net/asio.hpp): the
 #                          targets that link Boost::headers;
 #   ringlab_pch_test       the same as ringlab_pch and doctest: the tests;
 #   ringlab_pch_test_asio  both: the tests that link Boost::headers.
@@ -107,7 +107,7 @@ function(ringlab_speed_up_build)
 endfunction()
 
 function(ringlab_use_precompiled_headers)
-  set(asio "${PROJECT_SOURCE_DIR}/store/asio.hpp")
+  set(asio "${PROJECT_SOURCE_DIR}/net/asio.hpp")
   find_package(Boost 1.74 REQUIRED)  # imported targets are seen in the folder that finds them
   ringlab_pch_target(ringlab_pch ${ringlab_pch_std_headers})
   ringlab_pch_target(ringlab_pch_asio ${ringlab_pch_std_headers} ${asio} LIBS Boost::headers)

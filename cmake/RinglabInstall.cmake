@@ -57,8 +57,8 @@ set(ringlab_extra_libraries ringlab_exercises)
 # ---- public headers ----------------------------------------------------------------
 #
 # Listed one by one: what a program includes, and what those include. Every
-# other header is private to its folder (the store's protocol, token proofs,
-# asio.hpp, socket_util.hpp, log.hpp; transport/tcp's engine, framing, mesh,
+# other header is private to its folder (all of net/; the store's protocol,
+# token proofs, socket_util.hpp; transport/tcp's engine, framing, mesh,
 # transport_impl.hpp, socket_util.hpp; the scratch pool;
 # primitives/phases.hpp; backends/rows.hpp and traced_launch.hpp; the NCCL
 # kernels, error checks and store rendezvous; all of launcher/ and simulator/).
@@ -75,7 +75,7 @@ ringlab_public_headers(ringlab_ops ops/comm_error.hpp ops/dtype.hpp ops/half.hpp
   ops/tensor.hpp)
 ringlab_public_headers(ringlab_store store/store.hpp store/key_value_store.hpp
   store/c10d_client.hpp)
-ringlab_public_headers(ringlab_transport_api transport/transport.hpp)
+ringlab_public_headers(ringlab_transport_api transport/transport.hpp transport/thread_world.hpp)
 ringlab_public_headers(ringlab_inproc transport/inproc.hpp)
 ringlab_public_headers(ringlab_tcp transport/tcp/tcp.hpp)
 ringlab_public_headers(ringlab_nccl

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "fuzz/loopback.hpp"
-#include "store/log.hpp"
+#include "net/log.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/mesh.hpp"
 
@@ -55,7 +55,7 @@ struct Rank0 {
 
 Rank0& rank0() {
   // Every input is rejected with a log line: thousands a second, not worth printing.
-  static const bool quiet = (store::set_log_sink([](const std::string&) {}), true);
+  static const bool quiet = (net::set_log_sink([](const std::string&) {}), true);
   (void)quiet;
   // Made once and never destroyed: its thread runs for the whole fuzzing.
   static Rank0* const instance = new Rank0;

@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "fuzz/loopback.hpp"
-#include "store/log.hpp"
+#include "net/log.hpp"
 #include "store/protocol.hpp"
 #include "store/store.hpp"
 #include "store/token_proof.hpp"
@@ -39,12 +39,12 @@ StoreLimits small_limits() {
 
 struct Server {
   StoreServer store{"127.0.0.1", 0, 2s, small_limits(), std::string(kToken)};
-  Store client{"127.0.0.1", store.port(), 5s, std::string(kToken)};
+  StoreClient client{"127.0.0.1", store.port(), 5s, std::string(kToken)};
 };
 
 Server& server() {
   // Every input is rejected with a log line: thousands a second, not worth printing.
-  static const bool quiet = (set_log_sink([](const std::string&) {}), true);
+  static const bool quiet = (net::set_log_sink([](const std::string&) {}), true);
   (void)quiet;
   // Made once and never destroyed: its thread serves every input.
   static Server* const instance = new Server;

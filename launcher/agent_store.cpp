@@ -82,8 +82,8 @@ void AgentStore::host_or_join() {
     require_token_beyond_loopback(options_, options_.endpoint_host,
                                   "the rendezvous store would be hosted at");
   try {
-    client_ = std::make_unique<store::Store>(options_.endpoint_host, options_.endpoint_port,
-                                           config.read_timeout, options_.job_token);
+    client_ = std::make_unique<store::StoreClient>(options_.endpoint_host, options_.endpoint_port,
+                                                   config.read_timeout, options_.job_token);
   } catch (const store::WrongStoreError& e) {
     throw std::runtime_error(
         "the rendezvous store at " + endpoint() + " is not this job's: " + e.what() +
@@ -100,7 +100,7 @@ void AgentStore::host_or_join() {
 }
 
 void AgentStore::check_job() {
-  store::Store& client = *client_;
+  store::StoreClient& client = *client_;
   const std::string run = client.compare_set("ringlab/elastic/run", "", options_.run_id);
   if (run != options_.run_id)
     throw std::runtime_error("the rendezvous store at " + endpoint() + " serves run '" + run +

@@ -24,7 +24,7 @@
 #include "launcher/elastic_options.hpp"
 
 namespace ringlab::store {
-class Store;
+class StoreClient;
 class StoreServer;
 }  // namespace ringlab::store
 
@@ -45,7 +45,7 @@ class AgentStore {
   // "HOST:PORT"
   std::string endpoint() const;
 
-  store::Store& client() { return *client_; }
+  store::StoreClient& client() { return *client_; }
   // The key of one of this job's entries: ringlab/elastic/<run id>/<name>.
   std::string key(const std::string& name) const { return prefix_ + name; }
 
@@ -56,7 +56,7 @@ class AgentStore {
   const ElasticOptions& options_;
   std::string prefix_;
   std::unique_ptr<store::StoreServer> server_;
-  std::unique_ptr<store::Store> client_;
+  std::unique_ptr<store::StoreClient> client_;
 };
 
 // Throws std::invalid_argument when an open job (no token) would listen at

@@ -41,7 +41,7 @@ std::optional<std::string> JobLedger::outcome(Milliseconds timeout) {
 }
 
 std::optional<std::string> JobLedger::wait_for(const std::string& key, Milliseconds timeout) {
-  store::Store& client = store_.client();
+  store::StoreClient& client = store_.client();
   const auto deadline = Clock::now() + timeout;
   for (;;) {
     if (client.check({key})) return client.get(key);
@@ -52,7 +52,7 @@ std::optional<std::string> JobLedger::wait_for(const std::string& key, Milliseco
 }
 
 bool JobLedger::wait_finished(const Round& round, Milliseconds timeout) {
-  store::Store& client = store_.client();
+  store::StoreClient& client = store_.client();
   const std::string finished = store_.key("round/" + std::to_string(round.number) + "/finished");
   client.add(finished, 1);
   const auto deadline = Clock::now() + timeout;
@@ -69,7 +69,7 @@ void JobLedger::say_goodbye(const std::string& trace_lane) {
 }
 
 std::vector<std::string> JobLedger::wait_for_goodbyes(Milliseconds timeout) {
-  store::Store& client = store_.client();
+  store::StoreClient& client = store_.client();
   const int nodes = static_cast<int>(client.add(store_.key("nodes"), 0));
   const auto deadline = Clock::now() + timeout;
   std::vector<int> said;

@@ -125,7 +125,7 @@ RendezvousState Rendezvous::read_state() {
 }
 
 RendezvousState Rendezvous::update(const std::function<bool(RendezvousState&)>& change) {
-  store::Store& client = store_.client();
+  store::StoreClient& client = store_.client();
   const std::string key = store_.key("state");
   for (int attempt = 0;; ++attempt) {
     const std::string before = client.get(key);
@@ -291,7 +291,7 @@ void Rendezvous::wait_for_round(const RendezvousState& state, Clock::time_point 
 std::optional<Endpoint> Rendezvous::master_of(const Round& round, const std::string& master_addr,
                                               int master_port,
                                               const std::function<bool()>& interrupted) {
-  store::Store& client = store_.client();
+  store::StoreClient& client = store_.client();
   const std::string master_key = store_.key("round/" + std::to_string(round.number) + "/master");
   if (round.group_rank == 0) {
     Endpoint master{master_addr.empty() ? self_.address : master_addr, master_port};

@@ -23,7 +23,7 @@
 namespace ringlab::launch {
 
 namespace {
-// What store/log.hpp puts before each of its notices (the store's and the TCP
+// What net/log.hpp puts before each of its notices (the store's and the TCP
 // transport's).
 constexpr std::string_view kTransportNoticePrefix = "ringlab tcp: ";
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 // The time the ranks' traces show as 0 when no launcher gave one: rank 0's
 // clock when the group is made, passed through the store (the ranks of one
 // machine share the clock).
-std::int64_t agree_on_origin(store::KeyValueStore& store, int rank, Duration timeout) {
+std::int64_t agree_on_origin(store::Store& store, int rank, Duration timeout) {
   const std::string key = "ringlab/trace/origin";
   if (rank == 0) store.set(key, std::to_string(sim::steady_clock_ns()));
   return std::stoll(store.get(key, timeout));
@@ -23,7 +23,7 @@ std::int64_t agree_on_origin(store::KeyValueStore& store, int rank, Duration tim
 
 }  // namespace
 
-BridgeGroup::BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec spec)
+BridgeGroup::BridgeGroup(std::shared_ptr<store::Store> store, GroupSpec spec)
     : spec_(std::move(spec)) {
   const backends::EnvironmentLookup environment = backends::process_environment();
   const backends::RankSpec me =

@@ -57,7 +57,7 @@ class BridgeGroup {
   // used for nothing after that. Throws std::invalid_argument, before it
   // meets them, naming a variable that is wrong (RINGLAB_TRACE=DIR where DIR
   // cannot be written).
-  BridgeGroup(std::shared_ptr<store::KeyValueStore> store, GroupSpec spec);
+  BridgeGroup(std::shared_ptr<store::Store> store, GroupSpec spec);
   ~BridgeGroup();
   BridgeGroup(const BridgeGroup&) = delete;
   BridgeGroup& operator=(const BridgeGroup&) = delete;

@@ -1,5 +1,5 @@
 // The store torch.distributed hands the `ringlab` backend, as a
-// store::KeyValueStore, so that the TCP transport's rendezvous
+// store::Store, so that the TCP transport's rendezvous
 // (transport/tcp/tcp.hpp) runs through it: the ranks publish their
 // addresses in torch's TCPStore, FileStore or HashStore, whichever
 // init_method made.
@@ -20,7 +20,7 @@
 
 namespace ringlab::python {
 
-class PythonStore final : public store::KeyValueStore {
+class PythonStore final : public store::Store {
  public:
   // adapter: the Python object; timeout: for the overloads that take none.
   PythonStore(pybind11::object adapter, Duration timeout);
@@ -37,8 +37,8 @@ class PythonStore final : public store::KeyValueStore {
   Duration timeout() const override { return timeout_; }
   void set_timeout(Duration timeout) override { timeout_ = timeout; }
 
-  using KeyValueStore::get;
-  using KeyValueStore::wait;
+  using Store::get;
+  using Store::wait;
   void set(const std::string& key, std::string_view value) override;
   std::string get(const std::string& key, Duration timeout) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;

@@ -51,7 +51,7 @@ enum class C10dProtocol : std::uint8_t {
 // not make it allocate gigabytes): 64 MiB, ringlab's own store's limit.
 inline constexpr std::uint64_t kMaxC10dValueBytes = std::uint64_t{64} << 20;
 
-class C10dStore final : public KeyValueStore {
+class C10dStore final : public Store {
  public:
   // Connects to the TCPStore at host:port, retrying until `timeout` (the
   // server may start later); then throws CommError "could not reach the c10d
@@ -70,8 +70,8 @@ class C10dStore final : public KeyValueStore {
   Duration timeout() const override;
   void set_timeout(Duration timeout) override;
 
-  using KeyValueStore::get;
-  using KeyValueStore::wait;
+  using Store::get;
+  using Store::wait;
   void set(const std::string& key, std::string_view value) override;
   std::string get(const std::string& key, Duration timeout) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;

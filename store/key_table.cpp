@@ -11,12 +11,12 @@ namespace ringlab::store {
 
 namespace {
 
-std::string name_of(StoreOp op) { return store_op_name(static_cast<std::uint16_t>(op)); }
-
-Reply fail(StoreOp op, const std::string& why) { return error_reply(name_of(op) + ": " + why); }
+Reply fail(StoreOp op, const std::string& why) {
+  return error_reply(store_op_name(op) + ": " + why);
+}
 
 // The error reply when the request does not carry n arguments.
-std::optional<Reply> wrong_arity(const Request& request, std::size_t n) {
+std::optional<Reply> wrong_arity(const StoreRequest& request, std::size_t n) {
   if (request.args.size() == n) return std::nullopt;
   return fail(request.op, "expected " + std::to_string(n) + " arguments, got " +
                               std::to_string(request.args.size()));
@@ -24,7 +24,7 @@ std::optional<Reply> wrong_arity(const Request& request, std::size_t n) {
 
 // How many of the arguments are keys: all of wait's and check's, the first
 // of the others'.
-std::size_t keys_in(const Request& request) {
+std::size_t keys_in(const StoreRequest& request) {
   switch (request.op) {
     case StoreOp::Wait:
     case StoreOp::Check: return request.args.size();
@@ -48,7 +48,7 @@ KeyTable::KeyTable(asio::io_context& io, const StoreLimits& limits, MemoryBudget
     : io_(io), limits_(limits), budget_(budget) {}
 
 std::optional<Reply> KeyTable::handle(const std::shared_ptr<Session>& session,
-                                      Request& request) {
+                                      StoreRequest& request) {
   try {
     return dispatch(session, request);
   } catch (const std::bad_alloc&) {
@@ -60,7 +60,7 @@ std::optional<Reply> KeyTable::handle(const std::shared_ptr<Session>& session,
 }
 
 std::optional<Reply> KeyTable::dispatch(const std::shared_ptr<Session>& session,
-                                        Request& request) {
+                                        StoreRequest& request) {
   for (std::size_t i = 0; i < keys_in(request); ++i)
     if (request.args[i].size() > limits_.max_key_bytes)
       return fail(request.op, "a key of " + std::to_string(request.args[i].size()) +
@@ -83,7 +83,7 @@ std::optional<Reply> KeyTable::dispatch(const std::shared_ptr<Session>& session,
 
 // ---- the handlers --------------------------------------------------------------
 
-Reply KeyTable::set(Request& request) {
+Reply KeyTable::set(StoreRequest& request) {
   if (auto wrong = wrong_arity(request, 2)) return *wrong;
   auto& args = request.args;
   if (auto refused = put(args[0], text(std::move(args[1])), request.held.bytes()))
@@ -92,7 +92,7 @@ Reply KeyTable::set(Request& request) {
   return {};
 }
 
-Reply KeyTable::add(Request& request) {
+Reply KeyTable::add(StoreRequest& request) {
   if (auto wrong = wrong_arity(request, 1)) return *wrong;
   const std::string& key = request.args[0];
   std::int64_t value = 0;
@@ -113,7 +113,7 @@ Reply KeyTable::add(Request& request) {
   return {StoreStatus::Ok, sum, {}};
 }
 
-Reply KeyTable::compare_set(Request& request) {
+Reply KeyTable::compare_set(StoreRequest& request) {
   if (auto wrong = wrong_arity(request, 3)) return *wrong;
   auto& args = request.args;
   auto it = data_.find(args[0]);
@@ -129,7 +129,7 @@ Reply KeyTable::compare_set(Request& request) {
 }
 
 std::optional<Reply> KeyTable::get_or_wait(const std::shared_ptr<Session>& session,
-                                           Request& request) {
+                                           StoreRequest& request) {
   if (request.op == StoreOp::Get)
     if (auto wrong = wrong_arity(request, 1)) return *wrong;
   if (all_present(request.args)) return ready_answer(request.op, request.args);
@@ -137,11 +137,11 @@ std::optional<Reply> KeyTable::get_or_wait(const std::shared_ptr<Session>& sessi
   return std::nullopt;
 }
 
-Reply KeyTable::check(const Request& request) const {
+Reply KeyTable::check(const StoreRequest& request) const {
   return {StoreStatus::Ok, all_present(request.args) ? 1 : 0, {}};
 }
 
-Reply KeyTable::delete_key(Request& request) {
+Reply KeyTable::delete_key(StoreRequest& request) {
   if (auto wrong = wrong_arity(request, 1)) return *wrong;
   auto it = data_.find(request.args[0]);
   if (it == data_.end()) return {StoreStatus::Ok, 0, {}};
@@ -182,7 +182,7 @@ std::optional<std::string> KeyTable::put(const std::string& key, Value value,
 
 // ---- parked gets and waits ---------------------------------------------------------
 
-void KeyTable::park(const std::shared_ptr<Session>& session, Request& request) {
+void KeyTable::park(const std::shared_ptr<Session>& session, StoreRequest& request) {
   auto& waiter = waiters_.emplace_back(Waiter{session, request.op, std::move(request.args), {}});
   const auto deadline = deadline_after(Duration(std::max<std::int64_t>(request.number, 0)));
   if (deadline == Clock::time_point::max()) return;  // as long as its client stays

@@ -31,7 +31,7 @@ class KeyTable {
   // The answer to a request, or nullopt when a get/wait parked `session`
   // (Session::answer() comes later). Never throws: a failure, std::bad_alloc
   // included, is that request's error reply.
-  std::optional<Reply> handle(const std::shared_ptr<Session>& session, Request& request);
+  std::optional<Reply> handle(const std::shared_ptr<Session>& session, StoreRequest& request);
   // Drops the session's parked wait, if any (its client left).
   void forget(const std::shared_ptr<Session>& session);
   // Stops every parked wait's timer (the server shuts down).
@@ -47,21 +47,21 @@ class KeyTable {
     std::unique_ptr<asio::steady_timer> timer;  // none: it waits as long as its client stays
   };
 
-  std::optional<Reply> dispatch(const std::shared_ptr<Session>& session, Request& request);
+  std::optional<Reply> dispatch(const std::shared_ptr<Session>& session, StoreRequest& request);
   // The handlers, one per request type.
-  Reply set(Request& request);
-  Reply add(Request& request);
-  Reply compare_set(Request& request);
-  std::optional<Reply> get_or_wait(const std::shared_ptr<Session>& session, Request& request);
-  Reply check(const Request& request) const;
-  Reply delete_key(Request& request);
+  Reply set(StoreRequest& request);
+  Reply add(StoreRequest& request);
+  Reply compare_set(StoreRequest& request);
+  std::optional<Reply> get_or_wait(const std::shared_ptr<Session>& session, StoreRequest& request);
+  Reply check(const StoreRequest& request) const;
+  Reply delete_key(StoreRequest& request);
   Reply num_keys() const;
 
   // Sets key to value, counting its cost; why not, if it would pass the key
   // cap or the budget (less `releasing`, the bytes of the request that
   // carries it, given back once it is answered).
   std::optional<std::string> put(const std::string& key, Value value, std::size_t releasing);
-  void park(const std::shared_ptr<Session>& session, Request& request);
+  void park(const std::shared_ptr<Session>& session, StoreRequest& request);
   void time_out(const std::shared_ptr<Session>& session);
   void wake_waiters();
   bool all_present(const std::vector<std::string>& keys) const;

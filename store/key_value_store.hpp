@@ -1,5 +1,7 @@
-// What a rendezvous needs from a key-value store, whoever serves it:
-//  - Store (store.hpp): ringlab's own store, which rank 0 of a TCP job hosts;
+// Store: what a rendezvous needs from a key-value store, whoever serves it
+// (c10d's Store, by the same name):
+//  - StoreClient (store.hpp): a client of ringlab's own store, which rank 0 of
+//    a TCP job hosts;
 //  - C10dStore (c10d_client.hpp): PyTorch's c10d TCPStore, which torchrun's
 //    agent hosts for its workers;
 //  - a store handed over by torch.distributed to the `ringlab` backend of the
@@ -20,9 +22,9 @@
 
 namespace ringlab::store {
 
-class KeyValueStore {
+class Store {
  public:
-  virtual ~KeyValueStore() = default;
+  virtual ~Store() = default;
 
   // "host:port", or what else says where the store is ("torch's FileStore").
   virtual std::string address() const = 0;

@@ -5,9 +5,13 @@
 
 #include <cstring>
 
-#include "store/bytes.hpp"
+#include "net/bytes.hpp"
 
 namespace ringlab::store {
+
+using net::get_le;
+using net::hex_bytes;
+using net::put_le;
 
 namespace {
 

@@ -79,5 +79,8 @@ std::vector<std::byte> encode_strings(const std::vector<std::string_view>& strin
 std::optional<std::vector<std::string>> decode_strings(std::span<const std::byte> body);
 
 const char* store_op_name(std::uint16_t op);
+inline std::string store_op_name(StoreOp op) {
+  return store_op_name(static_cast<std::uint16_t>(op));
+}
 
 }  // namespace ringlab::store

@@ -27,7 +27,7 @@ inline Reply error_reply(const std::string& why) { return {StoreStatus::Error, 0
 
 // A request as read. `refused` is not empty when it broke a limit: its body
 // was read and thrown away, and that is the error to answer.
-struct Request {
+struct StoreRequest {
   StoreOp op{};
   std::int64_t number = 0;
   std::vector<std::string> args;

@@ -35,7 +35,7 @@ class StoreServer::Impl {
 
   // The answer to a request, or nullopt when a get/wait parked the session
   // (Session::answer() comes later). Never throws.
-  std::optional<Reply> handle(const std::shared_ptr<Session>& session, Request& request) {
+  std::optional<Reply> handle(const std::shared_ptr<Session>& session, StoreRequest& request) {
     return table_.handle(session, request);
   }
   // Writes "NAME: LINE" to the log, at most a few lines a second.

@@ -29,8 +29,6 @@ Value text_of(const std::array<std::byte, N>& bytes) {
 std::span<const std::byte> bytes_of(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
-std::string name_of(StoreOp op) { return store_op_name(static_cast<std::uint16_t>(op)); }
-
 }  // namespace
 
 Session::Session(StoreServer::Impl& server, tcp::socket socket)
@@ -51,7 +49,7 @@ awaitable<void> Session::serve() {
     unwatch(Phase::Working);
     std::optional<Reply> reply;
     if (!request->refused.empty())
-      reply = error_reply(name_of(request->op) + ": " + request->refused);
+      reply = error_reply(store_op_name(request->op) + ": " + request->refused);
     else
       reply = server_.handle(shared_from_this(), *request);
     request.reset();  // its memory goes back to the budget
@@ -232,7 +230,7 @@ void Session::ended(const ErrorCode& error, std::size_t got, std::size_t of, con
 // Reads one request. `only`: the operation the client must send now (the
 // hello, then its proof). nullopt: the connection is over (closed, dropped,
 // or idle).
-awaitable<std::optional<Request>> Session::read_request(std::size_t max_body,
+awaitable<std::optional<StoreRequest>> Session::read_request(std::size_t max_body,
                                                         std::optional<StoreOp> only) {
   const auto header = co_await read_header(only);
   if (!header) co_return std::nullopt;
@@ -263,7 +261,7 @@ awaitable<std::optional<Request>> Session::read_request(std::size_t max_body,
     drop("its request body is not a list of length-prefixed strings");
     co_return std::nullopt;
   }
-  co_return Request{static_cast<StoreOp>(header->code), header->number,
+  co_return StoreRequest{static_cast<StoreOp>(header->code), header->number,
                     args ? std::move(*args) : std::vector<std::string>{}, body.take_share(),
                     body.refused()};
 }
@@ -293,14 +291,14 @@ awaitable<std::optional<StoreHeader>> Session::read_header(std::optional<StoreOp
   }
   const auto op = static_cast<StoreOp>(decoded.header->code);
   if (only && op != *only) {
-    drop(*only == StoreOp::Hello ? "its first request was " + name_of(op) +
+    drop(*only == StoreOp::Hello ? "its first request was " + store_op_name(op) +
                                        ", not hello: not a ringlab store client?"
-                                 : "it answered the store's challenge with " + name_of(op) +
+                                 : "it answered the store's challenge with " + store_op_name(op) +
                                        ", not auth: not a ringlab store client?");
     co_return std::nullopt;
   }
   if (!only && (op == StoreOp::Hello || op == StoreOp::Auth)) {
-    drop("it sent " + name_of(op) + " again after its hello");
+    drop("it sent " + store_op_name(op) + " again after its hello");
     co_return std::nullopt;
   }
   co_return decoded.header;

@@ -59,7 +59,7 @@ class Session : public std::enable_shared_from_this<Session> {
   awaitable<std::pair<ErrorCode, std::size_t>> read_some(asio::mutable_buffer buffer);
   awaitable<void> drain();
   void ended(const ErrorCode& error, std::size_t got, std::size_t of, const char* part);
-  awaitable<std::optional<Request>> read_request(std::size_t max_body,
+  awaitable<std::optional<StoreRequest>> read_request(std::size_t max_body,
                                                  std::optional<StoreOp> only);
   awaitable<std::optional<StoreHeader>> read_header(std::optional<StoreOp> only);
   std::string refusal(std::size_t length, std::size_t max_body) const;

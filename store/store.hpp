@@ -8,9 +8,9 @@
 //    once it has proved it knows the job token (HMAC-SHA256 over fresh
 //    challenges, token_proof.hpp). StoreLimits bounds what any client can
 //    make it hold or wait for.
-//  - Store is a client: set/get/add/wait/compare_set/check/delete/num_keys,
-//    with a timeout on every wait. It is one KeyValueStore
-//    (key_value_store.hpp); C10dStore (c10d_client.hpp), PyTorch's, is another.
+//  - StoreClient is its client: set/get/add/wait/compare_set/check/delete/
+//    num_keys, with a timeout on every wait. It is one Store (the interface,
+//    key_value_store.hpp); C10dStore (c10d_client.hpp), PyTorch's, is another.
 // The wire format is protocol.hpp's.
 #pragma once
 
@@ -27,10 +27,10 @@
 
 namespace ringlab::store {
 
-// Thrown by Store operations that run out of time (a TimeoutError, so a
+// Thrown by StoreClient operations that run out of time (a TimeoutError, so a
 // CommError): names the key(s) and the store's address.
 using StoreTimeoutError = TimeoutError;
-// Thrown by Store operations when the store itself is lost: its connection
+// Thrown by StoreClient operations when the store itself is lost: its connection
 // closed or broke, or it did not answer in time. Names the store's address.
 class StoreLostError : public CommError {
  public:
@@ -38,7 +38,7 @@ class StoreLostError : public CommError {
 };
 // Thrown when what answers at the store's address is not this job's store:
 // another job's (it cannot prove it knows the job token) or not a ringlab
-// store at all. Trying again would not change that, so a Store does not.
+// store at all. Trying again would not change that, so a StoreClient does not.
 class WrongStoreError : public CommError {
  public:
   using CommError::CommError;
@@ -101,29 +101,29 @@ class StoreServer {
 };
 
 // A client of the store, like torch.distributed.TCPStore. Values are arbitrary
-// bytes held in std::string. One request at a time per Store object (calls
-// from several threads are serialised); use one Store per thread for
+// bytes held in std::string. One request at a time per StoreClient object (calls
+// from several threads are serialised); use one StoreClient per thread for
 // concurrent blocking waits.
-class Store final : public KeyValueStore {
+class StoreClient final : public Store {
  public:
   // Connects to host:port, retrying until `timeout` (rank 0 may start later);
   // then throws CommError "could not reach the store at HOST:PORT within N ms:
   // is rank 0 running and MASTER_ADDR/MASTER_PORT right? (last error: ...)".
   // A server that is not a ringlab store, or a store that does not know
   // job_token (another job's), fails at once, saying so.
-  Store(const std::string& host, int port, Duration timeout = kDefaultTimeout,
-        std::string job_token = {});
-  ~Store() override;
-  Store(const Store&) = delete;
-  Store& operator=(const Store&) = delete;
+  StoreClient(const std::string& host, int port, Duration timeout = kDefaultTimeout,
+              std::string job_token = {});
+  ~StoreClient() override;
+  StoreClient(const StoreClient&) = delete;
+  StoreClient& operator=(const StoreClient&) = delete;
 
   // The timeout used by the overloads that take none.
   Duration timeout() const override;
   void set_timeout(Duration timeout) override;
   std::string address() const override;  // "host:port"
 
-  using KeyValueStore::get;
-  using KeyValueStore::wait;
+  using Store::get;
+  using Store::wait;
   void set(const std::string& key, std::string_view value) override;
   // Waits until the key exists, then returns its value; TimeoutError naming the
   // key after `timeout`.

@@ -42,7 +42,7 @@ std::span<const std::byte> bytes_of(const std::string& s) {
 }
 }  // namespace
 
-class Store::Impl {
+class StoreClient::Impl {
  public:
   Impl(const std::string& host, int port, Duration timeout, std::string job_token)
       : host_(host),
@@ -269,19 +269,19 @@ class Store::Impl {
   tcp::socket socket_{io_};
 };
 
-Store::Store(const std::string& host, int port, Duration timeout, std::string job_token)
+StoreClient::StoreClient(const std::string& host, int port, Duration timeout, std::string job_token)
     : impl_(std::make_unique<Impl>(host, port, timeout, std::move(job_token))) {}
-Store::~Store() = default;
+StoreClient::~StoreClient() = default;
 
-Duration Store::timeout() const { return impl_->timeout_; }
-void Store::set_timeout(Duration timeout) { impl_->timeout_ = timeout; }
-std::string Store::address() const { return impl_->address_; }
+Duration StoreClient::timeout() const { return impl_->timeout_; }
+void StoreClient::set_timeout(Duration timeout) { impl_->timeout_ = timeout; }
+std::string StoreClient::address() const { return impl_->address_; }
 
-void Store::set(const std::string& key, std::string_view value) {
+void StoreClient::set(const std::string& key, std::string_view value) {
   impl_->quick(StoreOp::Set, 0, {key, value});
 }
 
-std::string Store::get(const std::string& key, Duration timeout) {
+std::string StoreClient::get(const std::string& key, Duration timeout) {
   auto reply = impl_->waiting(StoreOp::Get, {key}, timeout);
   if (reply.strings.size() != 1)
     throw CommError("the store at " + impl_->address_ + " answered get('" + key + "') with " +
@@ -289,17 +289,17 @@ std::string Store::get(const std::string& key, Duration timeout) {
   return std::move(reply.strings[0]);
 }
 
-std::int64_t Store::add(const std::string& key, std::int64_t delta) {
+std::int64_t StoreClient::add(const std::string& key, std::int64_t delta) {
   return impl_->quick(StoreOp::Add, delta, {key}).number;
 }
 
-void Store::wait(const std::vector<std::string>& keys, Duration timeout) {
+void StoreClient::wait(const std::vector<std::string>& keys, Duration timeout) {
   std::vector<std::string_view> views(keys.begin(), keys.end());
   impl_->waiting(StoreOp::Wait, views, timeout);
 }
 
-std::string Store::compare_set(const std::string& key, std::string_view expected,
-                               std::string_view desired) {
+std::string StoreClient::compare_set(const std::string& key, std::string_view expected,
+                                     std::string_view desired) {
   auto reply = impl_->quick(StoreOp::CompareSet, 0, {key, expected, desired});
   if (reply.strings.size() != 1)
     throw CommError("the store at " + impl_->address_ + " answered compare_set('" + key +
@@ -307,18 +307,18 @@ std::string Store::compare_set(const std::string& key, std::string_view expected
   return std::move(reply.strings[0]);
 }
 
-bool Store::check(const std::vector<std::string>& keys) {
+bool StoreClient::check(const std::vector<std::string>& keys) {
   std::vector<std::string_view> views(keys.begin(), keys.end());
   return impl_->quick(StoreOp::Check, 0, views).number != 0;
 }
 
-bool Store::delete_key(const std::string& key) {
+bool StoreClient::delete_key(const std::string& key) {
   return impl_->quick(StoreOp::Delete, 0, {key}).number != 0;
 }
 
-std::int64_t Store::num_keys() { return impl_->quick(StoreOp::NumKeys, 0, {}).number; }
+std::int64_t StoreClient::num_keys() { return impl_->quick(StoreOp::NumKeys, 0, {}).number; }
 
-bool Store::connection_closed() {
+bool StoreClient::connection_closed() {
   std::unique_lock lock(impl_->mutex_, std::try_to_lock);
   if (!lock) return false;  // a request is in flight: it finds out itself
   if (!impl_->socket_.is_open()) return true;

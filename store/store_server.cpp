@@ -25,12 +25,14 @@
 #include <algorithm>
 #include <vector>
 
-#include "store/log.hpp"
+#include "net/log.hpp"
 #include "store/protocol.hpp"
 #include "store/server_impl.hpp"
 #include "store/session.hpp"
 
 namespace ringlab::store {
+
+using net::log_line;
 
 namespace {
 

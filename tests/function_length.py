@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-LIBRARY_FOLDERS = ["ops", "store", "transport", "primitives", "launcher", "simulator",
+LIBRARY_FOLDERS = ["ops", "net", "store", "transport", "primitives", "launcher", "simulator",
                    "backends", "training", "training_sim", "lessons", "exercises", "bench", "gui",
                    "tools", "python"]
 MAX_FUNCTION_LINES = 80

@@ -4,6 +4,7 @@
 # The layers, bottom to top (README's folder table says why each exists):
 #
 #   ops                  dtype, reduce ops, Tensor, atomic file writes, CommError
+#   net                  Boost.Asio once, socket helpers, wire integers, the log
 #   store                the rendezvous store: server, client, job token proofs
 #   transport            the Transport interface, inproc, the scratch pool
 #     transport/tcp      siblings: the Boost.Asio transport and its rendezvous,
@@ -26,8 +27,9 @@
 # on one line are siblings and include neither each other nor anything above.
 # Inside transport/, the interface knows none of its implementations, and
 # tcp/ and nccl/ know nothing of each other (both meet their ranks through
-# store/). A folder of code that is not in the table fails the check until it
-# is given a place here and in README.
+# store/; the store and tcp/ share the helpers of net/). A folder of code
+# that is not in the table fails the check until it is given a place here
+# and in README.
 #
 # Usage: layering.sh SOURCE_DIR [LINKS_FILE]
 #   LINKS_FILE (written by cmake/RinglabLayers.cmake): one line per link
@@ -66,6 +68,7 @@ mapfile -t files < <(list_files | grep -E '\.(cpp|cc|hpp|h|cu|cuh|inl)$' |
 } | awk -v files="${#files[@]}" -v links_given="$([[ -n $links_file ]] && echo 1 || echo 0)" '
   function level(unit) {
     if (unit == "ops") return 0
+    if (unit == "net") return 3
     if (unit == "store") return 5
     if (unit == "transport") return 10
     if (unit == "transport/tcp" || unit == "transport/nccl" || unit == "transport/nccl_rules") return 11

@@ -66,7 +66,7 @@ int main(int argc, char** argv) try {
   {
     // Every thread and allocator arena the store needs exists before the
     // address space is limited.
-    ringlab::store::Store self("127.0.0.1", server.port(), std::chrono::seconds(5));
+    ringlab::store::StoreClient self("127.0.0.1", server.port(), std::chrono::seconds(5));
     self.set("store_host", std::string(1 << 20, 'x'));
     self.get("store_host");
     self.delete_key("store_host");

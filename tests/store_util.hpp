@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include "net/asio.hpp"
+#include "net/log.hpp"
 #include "ops/comm_error.hpp"
-#include "store/asio.hpp"
-#include "store/log.hpp"
 
 namespace ringlab::store::testing {
 
@@ -29,12 +29,12 @@ inline int free_port() {
 class LogCapture {
  public:
   LogCapture() {
-    previous_ = set_log_sink([this](const std::string& line) {
+    previous_ = net::set_log_sink([this](const std::string& line) {
       std::lock_guard lock(mutex_);
       lines_.push_back(line);
     });
   }
-  ~LogCapture() { set_log_sink(std::move(previous_)); }
+  ~LogCapture() { net::set_log_sink(std::move(previous_)); }
 
   std::vector<std::string> lines() {
     std::lock_guard lock(mutex_);
@@ -57,7 +57,7 @@ class LogCapture {
  private:
   std::mutex mutex_;
   std::vector<std::string> lines_;
-  LogSink previous_;
+  net::LogSink previous_;
 };
 
 // A raw TCP client for sending garbage.

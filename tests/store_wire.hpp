@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/asio.hpp"
+#include "net/asio.hpp"
 #include "store/protocol.hpp"
 #include "store/token_proof.hpp"
 

@@ -66,10 +66,11 @@ JobAddress job_address(const std::string& output) {
 
 // The stranger: a store client with `token` (none, or a guess). Returns why
 // the store would not serve it, or "" when the attack went through.
-std::string attack(const JobAddress& job, const std::function<void(ringlab::store::Store&)>& act,
+std::string attack(const JobAddress& job,
+                   const std::function<void(ringlab::store::StoreClient&)>& act,
                    const std::string& token = "") {
   try {
-    ringlab::store::Store store(job.host, job.port, std::chrono::seconds(3), token);
+    ringlab::store::StoreClient store(job.host, job.port, std::chrono::seconds(3), token);
     act(store);
     return "";
   } catch (const ringlab::store::WrongStoreError& e) {
@@ -78,7 +79,7 @@ std::string attack(const JobAddress& job, const std::function<void(ringlab::stor
 }
 
 // Changes the shared rendezvous state with compare-and-set, as an agent does.
-void change_state(ringlab::store::Store& store, const std::string& key,
+void change_state(ringlab::store::StoreClient& store, const std::string& key,
                   const std::function<void(RendezvousState&)>& change) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string before = store.get(key);
@@ -112,7 +113,7 @@ TEST_CASE("a stranger cannot close a --standalone job") {
   BackgroundProcess job(standalone_job(dir, 3), dir.path + "/job.out");
   REQUIRE_MESSAGE(job.wait_for("round 0: 1 node", 10s), job.output());
   const JobAddress address = job_address(job.output());
-  check_refused(attack(address, [&](ringlab::store::Store& store) {
+  check_refused(attack(address, [&](ringlab::store::StoreClient& store) {
     change_state(store, address.key("state"), [](RendezvousState& state) {
       state.closed = true;
       state.closed_reason = "closed by a stranger";
@@ -120,7 +121,7 @@ TEST_CASE("a stranger cannot close a --standalone job") {
   }));
   // A guessed token is refused the same way.
   check_refused(attack(
-      address, [&](ringlab::store::Store& store) { store.get(address.key("state")); },
+      address, [&](ringlab::store::StoreClient& store) { store.get(address.key("state")); },
       "0123456789abcdef0123456789abcdef"));
   CHECK(job.wait_exit(20s) == 0);
   INFO(job.output());
@@ -137,7 +138,7 @@ TEST_CASE("a stranger cannot pose as a joining node and use up the restarts") {
   const JobAddress address = job_address(job.output());
   // Twice: each wait-list entry would cost the job a restart.
   for (int pose = 0; pose < 2; ++pose) {
-    check_refused(attack(address, [&](ringlab::store::Store& store) {
+    check_refused(attack(address, [&](ringlab::store::StoreClient& store) {
       const int id = static_cast<int>(store.add(address.key("nodes"), 1));
       change_state(store, address.key("state"), [&](RendezvousState& state) {
         state.wait_list.push_back({id, "stranger", 1, "127.0.0.1", 1});
@@ -157,7 +158,7 @@ TEST_CASE("a stranger cannot write garbage state and make the agent give up") {
   BackgroundProcess job(standalone_job(dir, 3), dir.path + "/job.out");
   REQUIRE_MESSAGE(job.wait_for("round 0: 1 node", 10s), job.output());
   const JobAddress address = job_address(job.output());
-  check_refused(attack(address, [&](ringlab::store::Store& store) {
+  check_refused(attack(address, [&](ringlab::store::StoreClient& store) {
     store.set(address.key("state"), "garbage");
   }));
   CHECK(job.wait_exit(20s) == 0);
@@ -200,7 +201,7 @@ TEST_CASE(
   std::atomic<bool> stop{false};
   std::string refused;
   std::thread stranger([&] {
-    refused = attack(address, [&](ringlab::store::Store& store) {
+    refused = attack(address, [&](ringlab::store::StoreClient& store) {
       while (!stop) {
         store.add(address.key("hb/2"), 1);
         std::this_thread::sleep_for(50ms);
@@ -382,7 +383,7 @@ TEST_CASE("a job run open on purpose says so once, and a stranger can close it")
                            "who reaches 127.0.0.1:" +
                            std::to_string(port) + " can join it, close it or change its state\n";
   const JobAddress address = job_address(job.output());
-  CHECK(attack(address, [&](ringlab::store::Store& store) {
+  CHECK(attack(address, [&](ringlab::store::StoreClient& store) {
           change_state(store, address.key("state"), [](RendezvousState& state) {
             state.closed = true;
             state.closed_reason = "closed by a stranger";

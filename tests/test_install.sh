@@ -60,8 +60,8 @@ cmake/RinglabInstall.cmake's ringlab_public_headers, or stop including them):
 $missing"
 # The TCP engine, the store's wire format and their helpers stay private.
 for private in transport/tcp/engine.hpp transport/tcp/framing.hpp transport/tcp/mesh.hpp \
-               transport/tcp/transport_impl.hpp store/asio.hpp store/protocol.hpp \
-               store/socket_util.hpp backends/rows.hpp; do
+               transport/tcp/transport_impl.hpp net/asio.hpp net/socket_util.hpp \
+               store/protocol.hpp store/socket_util.hpp backends/rows.hpp; do
   [[ ! -e $include/$private ]] || fail "the private header $private was installed"
 done
 # The package asks for nothing only the executable or the tests need.

@@ -133,7 +133,7 @@ TEST_SUITE("job_token") {
                               " does not know this rank's job token") != std::string::npos);
 
     // A store client without the token gets nothing out of the store either.
-    CHECK_THROWS_WITH_AS(Store("127.0.0.1", port, 2s), doctest::Contains("job token"),
+    CHECK_THROWS_WITH_AS(StoreClient("127.0.0.1", port, 2s), doctest::Contains("job token"),
                          WrongStoreError);
 
     // The real rank 1 joins, and rank 0's result is the job's own.
@@ -149,7 +149,7 @@ TEST_SUITE("job_token") {
   TEST_CASE("the store serves nothing to a client that cannot prove the token") {
     LogCapture log;
     StoreServer server("127.0.0.1", 0, 2s, {}, "the job's token");
-    Store("127.0.0.1", server.port(), 2s, "the job's token").set("secret", "value");
+    StoreClient("127.0.0.1", server.port(), 2s, "the job's token").set("secret", "value");
 
     // A client that ignores the store's proof and sends one made with a guess.
     StoreWire guesser(server.port(), "a guess");
@@ -186,7 +186,7 @@ TEST_SUITE("job_token") {
 
     // Say the intruder learned the job id and rank 0's listener some other
     // way (here: from the store, with the token).
-    Store store("127.0.0.1", port, 5s, token);
+    StoreClient store("127.0.0.1", port, 5s, token);
     std::uint64_t job_id = 0;
     std::istringstream(store.get("ringlab/tcp/job", 5s)) >> job_id;
     const std::string rank0_address = store.get("ringlab/tcp/addr/0", 5s);
@@ -229,7 +229,7 @@ TEST_SUITE("job_token") {
     boost::asio::io_context io;
     boost::asio::ip::tcp::acceptor impostor(
         io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    Store store("127.0.0.1", r1.master_port, 2s, token);
+    StoreClient store("127.0.0.1", r1.master_port, 2s, token);
     store.set("ringlab/tcp/job", "4242 2");
     store.set("ringlab/tcp/addr/0",
               "127.0.0.1:" + std::to_string(impostor.local_endpoint().port()));

@@ -24,7 +24,7 @@ TEST_SUITE("store_client") {
 
 TEST_CASE("set, get, add, check, delete, num_keys") {
   StoreServer server("127.0.0.1", 0);
-  Store store("127.0.0.1", server.port(), 2s);
+  StoreClient store("127.0.0.1", server.port(), 2s);
   CHECK(store.address() == "127.0.0.1:" + std::to_string(server.port()));
   store.set("a", "hello");
   CHECK(store.get("a") == "hello");
@@ -54,7 +54,7 @@ TEST_CASE("set, get, add, check, delete, num_keys") {
 
 TEST_CASE("compare_set follows TCPStore") {
   StoreServer server("127.0.0.1", 0);
-  Store store("127.0.0.1", server.port(), 2s);
+  StoreClient store("127.0.0.1", server.port(), 2s);
   // Absent and expected empty: set.
   CHECK(store.compare_set("k", "", "first") == "first");
   // Present, expected matches: replaced.
@@ -69,9 +69,9 @@ TEST_CASE("compare_set follows TCPStore") {
 
 TEST_CASE("get and wait block until another client sets the keys") {
   StoreServer server("127.0.0.1", 0);
-  Store waiter("127.0.0.1", server.port(), 2s);
+  StoreClient waiter("127.0.0.1", server.port(), 2s);
   std::thread setter([port = server.port()] {
-    Store store("127.0.0.1", port, 2s);
+    StoreClient store("127.0.0.1", port, 2s);
     std::this_thread::sleep_for(100ms);
     store.set("x", "1");
     std::this_thread::sleep_for(50ms);
@@ -87,7 +87,7 @@ TEST_CASE("get and wait block until another client sets the keys") {
 
 TEST_CASE("timeouts name the missing keys and leave the connection usable") {
   StoreServer server("127.0.0.1", 0);
-  Store store("127.0.0.1", server.port(), 2s);
+  StoreClient store("127.0.0.1", server.port(), 2s);
   store.set("here", "1");
   const auto start = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH_AS(store.get("absent", 150ms),
@@ -106,15 +106,16 @@ TEST_CASE("many clients at once") {
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c)
     clients.emplace_back([port = server.port(), c] {
-      Store store("127.0.0.1", port, 5s);
+      StoreClient store("127.0.0.1", port, 5s);
       for (int i = 0; i < kAdds; ++i) store.add("counter", 1);
       store.set("done/" + std::to_string(c), "1");
       std::vector<std::string> everyone;
-      for (int other = 0; other < kClients; ++other) everyone.push_back("done/" + std::to_string(other));
+      for (int other = 0; other < kClients; ++other)
+        everyone.push_back("done/" + std::to_string(other));
       store.wait(everyone, 5s);
     });
   for (auto& client : clients) client.join();
-  Store store("127.0.0.1", server.port(), 2s);
+  StoreClient store("127.0.0.1", server.port(), 2s);
   CHECK(store.add("counter", 0) == kClients * kAdds);
 }
 
@@ -122,12 +123,12 @@ TEST_CASE("a client retries until the server starts; then it works") {
   const int port = free_port();
   std::atomic<bool> got{false};
   std::thread early([&] {
-    Store store("127.0.0.1", port, 5s);
+    StoreClient store("127.0.0.1", port, 5s);
     got = store.get("k", 5s) == "v";
   });
   std::this_thread::sleep_for(200ms);
   StoreServer server("127.0.0.1", port);
-  Store("127.0.0.1", port, 2s).set("k", "v");
+  StoreClient("127.0.0.1", port, 2s).set("k", "v");
   early.join();
   CHECK(got);
 }
@@ -141,7 +142,7 @@ TEST_CASE("a taken port: hosting the store fails saying what to do") {
 TEST_CASE("garbage on the store's port is logged and closed; real clients carry on") {
   LogCapture log;
   StoreServer server("127.0.0.1", 0, 200ms);
-  Store before("127.0.0.1", server.port(), 2s);
+  StoreClient before("127.0.0.1", server.port(), 2s);
   before.set("k", "v");
 
   SUBCASE("an HTTP request") {
@@ -177,7 +178,7 @@ TEST_CASE("garbage on the store's port is logged and closed; real clients carry 
   }
   // The store still serves the client that was there and new ones.
   CHECK(before.get("k") == "v");
-  Store after("127.0.0.1", server.port(), 2s);
+  StoreClient after("127.0.0.1", server.port(), 2s);
   CHECK(after.get("k") == "v");
   CHECK(after.add("n", 1) == 1);
 }
@@ -185,7 +186,7 @@ TEST_CASE("garbage on the store's port is logged and closed; real clients carry 
 TEST_CASE("a server that goes away: clients fail naming the store, not hang") {
   auto server = std::make_unique<StoreServer>("127.0.0.1", 0);
   const int port = server->port();
-  Store store("127.0.0.1", port, 1s);
+  StoreClient store("127.0.0.1", port, 1s);
   store.set("k", "v");
   std::thread killer([&] {
     std::this_thread::sleep_for(100ms);
@@ -204,7 +205,7 @@ TEST_CASE("add refuses to overflow; the largest timeouts wait, not time out at o
   constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
   constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
   StoreServer server("127.0.0.1", 0);
-  Store store("127.0.0.1", server.port(), 2s);
+  StoreClient store("127.0.0.1", server.port(), 2s);
   CHECK(store.add("n", kMax) == kMax);
   CHECK_THROWS_WITH_AS(store.add("n", 1),
                        doctest::Contains("add: key 'n' holds 9223372036854775807, and adding 1 "
@@ -217,7 +218,7 @@ TEST_CASE("add refuses to overflow; the largest timeouts wait, not time out at o
 
   std::thread setter([port = server.port()] {
     std::this_thread::sleep_for(200ms);
-    Store("127.0.0.1", port, 2s).set("later", "here");
+    StoreClient("127.0.0.1", port, 2s).set("later", "here");
   });
   const auto start = std::chrono::steady_clock::now();
   store.wait({"later"}, Duration::max());
@@ -226,7 +227,7 @@ TEST_CASE("add refuses to overflow; the largest timeouts wait, not time out at o
   setter.join();
 
   // A client whose own timeout is the largest there is still works.
-  Store patient("127.0.0.1", server.port(), Duration::max());
+  StoreClient patient("127.0.0.1", server.port(), Duration::max());
   patient.set("p", "1");
   CHECK(patient.get("p") == "1");
   // A negative wait is no wait.
@@ -240,7 +241,7 @@ TEST_CASE("a store that cannot be reached: the error says what really happened")
     const int port = free_port();
     std::string message;
     try {
-      Store("127.0.0.1", port, 300ms);
+      StoreClient("127.0.0.1", port, 300ms);
     } catch (const CommError& error) {
       message = error.what();
     }
@@ -264,7 +265,7 @@ TEST_CASE("a store that cannot be reached: the error says what really happened")
     std::string message;
     const auto start = std::chrono::steady_clock::now();
     try {
-      Store("127.0.0.1", port, 3s);
+      StoreClient("127.0.0.1", port, 3s);
     } catch (const WrongStoreError& error) {  // not worth trying again
       message = error.what();
     }
@@ -282,7 +283,7 @@ TEST_CASE("a store that cannot be reached: the error says what really happened")
     const int port = acceptor.local_endpoint().port();
     std::string message;
     try {
-      Store("127.0.0.1", port, 300ms);
+      StoreClient("127.0.0.1", port, 300ms);
     } catch (const CommError& error) {
       message = error.what();
     }

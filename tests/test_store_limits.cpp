@@ -58,7 +58,7 @@ int open_descriptors() {
 
 // A client that does what a rank does: set, then get it back.
 void use_the_store(int port, const std::string& key, Duration timeout = 10s) {
-  Store store("127.0.0.1", port, timeout);
+  StoreClient store("127.0.0.1", port, timeout);
   store.set(key, "value of " + key);
   CHECK(store.get(key) == "value of " + key);
 }
@@ -73,7 +73,7 @@ std::pair<long, std::string> fill_with_keys(int port, long most, int clients = 4
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c)
     threads.emplace_back([&] {
-      Store store("127.0.0.1", port, 10s);
+      StoreClient store("127.0.0.1", port, 10s);
       for (long i; (i = next++) < most;) {
         try {
           store.set("key/" + std::to_string(i), "");
@@ -146,7 +146,7 @@ TEST_SUITE("store_limits") {
       CHECK(wire.closed_within(3s));
     }
     SUBCASE("a client idle past the limit reconnects by itself") {
-      Store store("127.0.0.1", server.port(), 2s);
+      StoreClient store("127.0.0.1", server.port(), 2s);
       store.set("k", "v");
       std::this_thread::sleep_for(700ms);  // the store has closed this connection
       CHECK(store.get("k") == "v");
@@ -162,7 +162,7 @@ TEST_SUITE("store_limits") {
     StoreLimits limits;
     limits.idle_timeout = 200ms;
     auto server = std::make_unique<StoreServer>("127.0.0.1", 0, 5s, limits);
-    Store store("127.0.0.1", server->port(), 10s);
+    StoreClient store("127.0.0.1", server->port(), 10s);
     store.set("k", "v");
     std::this_thread::sleep_for(500ms);  // closed as idle
     server.reset();
@@ -180,7 +180,7 @@ TEST_SUITE("store_limits") {
     limits.max_total_bytes = 1 << 20;
     limits.max_request_bytes = 512 << 10;
     StoreServer server("127.0.0.1", 0, 5s, limits);
-    Store store("127.0.0.1", server.port(), 2s);
+    StoreClient store("127.0.0.1", server.port(), 2s);
     const std::string quarter(300 << 10, 'q');
     store.set("a", quarter);
     store.set("b", quarter);
@@ -233,7 +233,7 @@ TEST_SUITE("store_limits") {
     CHECK(set * 160 >= 8 << 20);
     // It goes on serving: what it holds, and a new key once there is room.
     REQUIRE(host.alive());
-    Store store("127.0.0.1", host.port(), 10s);
+    StoreClient store("127.0.0.1", host.port(), 10s);
     CHECK(store.get("key/0") == "");
     CHECK(store.num_keys() == set);
     for (int i = 0; i < 10; ++i) CHECK(store.delete_key("key/" + std::to_string(i)));
@@ -247,7 +247,7 @@ TEST_SUITE("store_limits") {
     StoreLimits limits;
     limits.max_total_bytes = 1000;
     StoreServer server("127.0.0.1", 0, 5s, limits);
-    Store store("127.0.0.1", server.port(), 5s);
+    StoreClient store("127.0.0.1", server.port(), 5s);
     for (int i = 0; i < 5; ++i) store.set("k" + std::to_string(i), "");
     CHECK_THROWS_WITH_AS(store.set("k5", ""),
                          doctest::Contains("set: the store is full: its 5 keys (10 bytes of names "
@@ -273,7 +273,7 @@ TEST_SUITE("store_limits") {
     StoreLimits limits;
     limits.max_keys = 100;
     StoreServer server("127.0.0.1", 0, 5s, limits);
-    Store store("127.0.0.1", server.port(), 5s);
+    StoreClient store("127.0.0.1", server.port(), 5s);
     for (int i = 0; i < 100; ++i) store.set("key/" + std::to_string(i), "v");
     const std::string refused =
         "the store holds 100 keys, as many as it takes (StoreLimits::max_keys): it takes no new "
@@ -291,7 +291,7 @@ TEST_SUITE("store_limits") {
     CHECK(store.delete_key("key/0"));
     store.set("one more", "v");
     CHECK(store.get("one more") == "v");
-    Store other("127.0.0.1", server.port(), 5s);  // another client is served
+    StoreClient other("127.0.0.1", server.port(), 5s);  // another client is served
     CHECK(other.get("key/1") == "v");
   }
 
@@ -314,7 +314,7 @@ TEST_SUITE("store_limits") {
             doctest::skip(kAddressSanitizer)) {
     ChildStore host({"--headroom-mib", "48"});
     {
-      Store store("127.0.0.1", host.port(), 10s);
+      StoreClient store("127.0.0.1", host.port(), 10s);
       CHECK_THROWS_WITH_AS(store.set("huge", std::string(60 << 20, 'h')),
                            doctest::Contains("set: the store is out of memory"), CommError);
       CHECK_FALSE(store.check({"huge"}));  // the same connection goes on
@@ -396,7 +396,7 @@ TEST_SUITE("store_limits") {
     std::string failure;
     for (int round = 0; round < 20 && failure.empty(); ++round) {
       try {
-        Store store("127.0.0.1", host.port(), 10s);
+        StoreClient store("127.0.0.1", host.port(), 10s);
         store.set("round", std::to_string(round));
         if (store.get("round") != std::to_string(round)) failure = "a wrong value";
         if (!junk_done) ++served_during_junk;

@@ -126,7 +126,7 @@ std::vector<Survivor> run_with_frozen_rank(int world, int frozen, FreezeAt at, D
     // store), it is in the middle of connecting to the others; with a rank
     // missing, so are the others once they have published theirs.
     try {
-      Store store("127.0.0.1", port, timeout);
+      StoreClient store("127.0.0.1", port, timeout);
       for (int rank = 0; rank < world; ++rank)
         if (rank == frozen || (start.missing >= 0 && rank != start.missing))
           store.get("ringlab/tcp/addr/" + std::to_string(rank), timeout);

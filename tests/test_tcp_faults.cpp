@@ -303,7 +303,7 @@ TEST_CASE("garbage on a rank's port during the rendezvous is refused; the job go
 
   // Rank 1 publishes its address and then waits for rank 2 to connect: that
   // is when the garbage arrives.
-  Store store("127.0.0.1", port, 5s);
+  StoreClient store("127.0.0.1", port, 5s);
   const std::string rank1 = store.get("ringlab/tcp/addr/1", 5s);
   {
     RawClient http(rank1);

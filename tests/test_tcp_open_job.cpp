@@ -30,17 +30,17 @@ using Clock = std::chrono::steady_clock;
 
 // Another store as a stranger who writes to it would leave it: get(key)
 // answers steer(key) where that has a value (or throws where it throws).
-class SteeredStore final : public store::KeyValueStore {
+class SteeredStore final : public store::Store {
  public:
   using Steer = std::function<std::optional<std::string>(const std::string& key)>;
-  SteeredStore(std::shared_ptr<store::KeyValueStore> inner, Steer steer)
+  SteeredStore(std::shared_ptr<store::Store> inner, Steer steer)
       : inner_(std::move(inner)), steer_(std::move(steer)) {}
 
   std::string address() const override { return inner_->address(); }
   Duration timeout() const override { return inner_->timeout(); }
   void set_timeout(Duration timeout) override { inner_->set_timeout(timeout); }
-  using KeyValueStore::get;
-  using KeyValueStore::wait;
+  using Store::get;
+  using Store::wait;
   void set(const std::string& key, std::string_view value) override { inner_->set(key, value); }
   std::string get(const std::string& key, Duration timeout) override {
     const std::string value = inner_->get(key, timeout);
@@ -62,7 +62,7 @@ class SteeredStore final : public store::KeyValueStore {
   std::int64_t num_keys() override { return inner_->num_keys(); }
 
  private:
-  std::shared_ptr<store::KeyValueStore> inner_;
+  std::shared_ptr<store::Store> inner_;
   Steer steer_;
 };
 
@@ -95,7 +95,7 @@ SteeredRun steered_world(const SteeredStore::Steer& steer, Duration timeout,
       connect(r);
       return;
     }
-    auto client = std::make_shared<store::Store>(r.master_addr, r.master_port, r.timeout);
+    auto client = std::make_shared<store::StoreClient>(r.master_addr, r.master_port, r.timeout);
     connect(r, std::make_shared<SteeredStore>(client, steer));
   });
   return run;
@@ -142,7 +142,7 @@ TEST_SUITE("tcp_open_job") {
         connect(r);
         return;
       }
-      auto client = std::make_shared<store::Store>(r.master_addr, r.master_port, r.timeout);
+      auto client = std::make_shared<store::StoreClient>(r.master_addr, r.master_port, r.timeout);
       connect(r, std::make_shared<SteeredStore>(
                      client, [&](const std::string& key) -> std::optional<std::string> {
                        if (key != "ringlab/tcp/addr/0") return std::nullopt;

@@ -171,7 +171,7 @@ TEST_SUITE("tcp_rendezvous") {
       }
     });
     {
-      Store store("127.0.0.1", port, 5s);
+      StoreClient store("127.0.0.1", port, 5s);
       std::uint64_t job = 0;
       std::istringstream(store.get("ringlab/tcp/job")) >> job;
       CHECK(store.add("ringlab/tcp/claim/1", 1) == 1);

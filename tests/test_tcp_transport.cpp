@@ -389,7 +389,7 @@ TEST_CASE("two threads of each rank use the transport at once (one drives, the o
 
 TEST_CASE("the store is reachable from the transport (as the NCCL backend uses it)") {
   const auto errors = run_tcp(3, [](TcpTransport& t) {
-    auto& store = t.store();  // a store::KeyValueStore
+    auto& store = t.store();  // a store::Store
     if (t.rank() == 0) store.set("nccl/unique_id", std::string(128, '\x07'));
     CHECK(store.get("nccl/unique_id", 5s) == std::string(128, '\x07'));
     CHECK(t.shared_store().get() == &store);

@@ -5,7 +5,7 @@
 // from mmap, and the kernel zeroes each of its pages on first touch, so fresh
 // scratch on every call costs about as much as moving the same bytes over
 // loopback TCP: a 2-rank 4 MiB all-reduce took twice as long with it
-// (docs/benchmarks.md, "What moved the numbers").
+// (docs/benchmarks.md, "Measurements behind the code").
 //
 // The pool keeps the blocks its Buffers give back and hands out the smallest
 // kept block that is large enough. Blocks of kSmallestPooled bytes and more

@@ -9,7 +9,7 @@
 
 namespace ringlab::nccl {
 
-ncclUniqueId exchange_unique_id(store::KeyValueStore& store, int rank, const std::string& key,
+ncclUniqueId exchange_unique_id(store::Store& store, int rank, const std::string& key,
                                 Duration timeout) {
   if (rank == 0) {
     const ncclUniqueId id = make_unique_id();
@@ -75,7 +75,7 @@ std::string sharing_note(const GpuPlacement& placement, int gpus) {
          (placement.loopback ? " on loopback" : "") + ": correct, but not GPU speed";
 }
 
-GpuPlacement place_through_store(store::KeyValueStore& store, const std::string& prefix,
+GpuPlacement place_through_store(store::Store& store, const std::string& prefix,
                                  const ProcessRank& me) {
   std::string why;
   const int gpus = visible_gpu_count(&why);
@@ -91,8 +91,7 @@ GpuPlacement place_through_store(store::KeyValueStore& store, const std::string&
   return placement;
 }
 
-std::shared_ptr<NcclCommunicator> join_through_store(store::KeyValueStore& store,
-                                                     const std::string& key,
+std::shared_ptr<NcclCommunicator> join_through_store(store::Store& store, const std::string& key,
                                                      const ProcessRank& me, int device) {
   const ncclUniqueId id = exchange_unique_id(store, me.rank, key, me.timeout);
   check_cuda(cudaSetDevice(device), me.rank, "cudaSetDevice");

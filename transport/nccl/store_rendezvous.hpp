@@ -17,7 +17,7 @@
 namespace ringlab::nccl {
 
 // Rank 0: ncclGetUniqueId, then store.set(key, id). Others: store.get(key).
-ncclUniqueId exchange_unique_id(store::KeyValueStore& store, int rank, const std::string& key,
+ncclUniqueId exchange_unique_id(store::Store& store, int rank, const std::string& key,
                                 Duration timeout);
 
 // One rank of a world of processes.
@@ -56,13 +56,12 @@ std::string sharing_note(const GpuPlacement& placement, int gpus);
 // NCCL_HOSTID (and NCCL_SOCKET_IFNAME=lo, unless set, when the whole world is
 // on this host) in this process's environment: NCCL reads them nowhere else,
 // so this comes before this process's first NCCL call.
-GpuPlacement place_through_store(store::KeyValueStore& store, const std::string& prefix,
+GpuPlacement place_through_store(store::Store& store, const std::string& prefix,
                                  const ProcessRank& me);
 
 // The id through `store` under `key` (a key that names the job, so a stale id
 // from an earlier job is never read), then a communicator on GPU `device`.
-std::shared_ptr<NcclCommunicator> join_through_store(store::KeyValueStore& store,
-                                                     const std::string& key,
+std::shared_ptr<NcclCommunicator> join_through_store(store::Store& store, const std::string& key,
                                                      const ProcessRank& me, int device);
 
 }  // namespace ringlab::nccl

@@ -55,7 +55,8 @@ bool BlameBook::answered(int first) const {
   return follow(first, chain) != ChainEnd::Unanswered;
 }
 
-Verdict BlameBook::verdict(int first, const std::string& timed_out, Duration patience) const {
+TimeoutVerdict BlameBook::verdict(int first, const std::string& timed_out,
+                                  Duration patience) const {
   std::vector<int> chain;
   const ChainEnd end = follow(first, chain);
   // "Rank 3 waits for rank 0, and rank 0 waits for rank 2"

@@ -40,7 +40,7 @@ namespace ringlab::tcp {
 inline constexpr Duration kAnswerPatience{500};
 
 // The rank a timeout names first, and its error message.
-struct Verdict {
+struct TimeoutVerdict {
   int rank = -1;
   std::string message;
 };
@@ -75,12 +75,12 @@ class BlameBook {
   bool answered(int first) const;
   // Whom a timeout on `first` names, and the message: timed_out is the
   // standard timeout message, patience how long answers were awaited.
-  Verdict verdict(int first, const std::string& timed_out, Duration patience) const;
+  TimeoutVerdict verdict(int first, const std::string& timed_out, Duration patience) const;
 
   // The last timeout's verdict stands until a wait succeeds (recovered()).
-  void stalled(Verdict verdict) { stalled_ = std::move(verdict); }
+  void stalled(TimeoutVerdict verdict) { stalled_ = std::move(verdict); }
   void recovered() { stalled_.rank = -1; }
-  const Verdict* stalled() const { return stalled_.rank >= 0 ? &stalled_ : nullptr; }
+  const TimeoutVerdict* stalled() const { return stalled_.rank >= 0 ? &stalled_ : nullptr; }
 
  private:
   // How a chain of "waits for" answers from `first` ends (chain: the ranks on it).
@@ -96,7 +96,7 @@ class BlameBook {
   std::vector<bool> gave_up_;
   // The waits in progress (their ops), oldest first.
   std::vector<const Op*> waits_;
-  Verdict stalled_;
+  TimeoutVerdict stalled_;
 };
 
 }  // namespace ringlab::tcp

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "store/asio.hpp"
+#include "net/asio.hpp"
 #include "transport/tcp/engine.hpp"
 
 namespace ringlab::tcp {

@@ -190,8 +190,8 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   // A wait on op.peer ran out of time (timed_out: the standard message):
   // asks every peer whom it waits for, drives until the answers name a rank
   // or patience runs out, and returns the verdict (blame.hpp).
-  Verdict find_blame(std::unique_lock<std::mutex>& lock, const Op& op,
-                     const std::string& timed_out, Duration timeout);
+  TimeoutVerdict find_blame(std::unique_lock<std::mutex>& lock, const Op& op,
+                            const std::string& timed_out, Duration timeout);
   void waiting_received(Connection& c);
 
   int rank_;

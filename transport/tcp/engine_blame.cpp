@@ -5,8 +5,8 @@
 
 namespace ringlab::tcp {
 
-Verdict Engine::find_blame(std::unique_lock<std::mutex>& lock, const Op& op,
-                           const std::string& timed_out, Duration timeout) {
+TimeoutVerdict Engine::find_blame(std::unique_lock<std::mutex>& lock, const Op& op,
+                                  const std::string& timed_out, Duration timeout) {
   // With one peer there is nobody else to blame.
   if (size_ <= 2 || !broken_.empty()) return {op.peer, timed_out};
 

@@ -180,7 +180,7 @@ void Engine::shutdown(Duration timeout) {
   stop_writers(lock);  // from here on this thread writes everything
   // Leaving right after a wait ran out of time, it leaves because of that:
   // the peers learn whom it blamed (abort frames) rather than a goodbye.
-  if (const Verdict* stalled = blame_.stalled(); broken_.empty() && stalled)
+  if (const TimeoutVerdict* stalled = blame_.stalled(); broken_.empty() && stalled)
     fail_all(stalled->rank, stalled->message);
   shutting_down_ = true;
   // Finish queued sends (dropped requests' copies included) so the peers get

@@ -76,7 +76,7 @@ void Engine::time_out(std::unique_lock<std::mutex>& lock, const std::shared_ptr<
   // A receive from any source that met no message waited for nobody in
   // particular: there is no one to ask about, and no one to blame.
   if (op->peer == kAnySource) throw TimeoutError(timed_out);
-  Verdict verdict = find_blame(lock, *op, timed_out, timeout);
+  TimeoutVerdict verdict = find_blame(lock, *op, timed_out, timeout);
   if (op->done) return;    // a send that finished meanwhile
   if (!broken_.empty()) {  // another rank's abort came meanwhile: it names the cause
     if (broken_peer_ >= 0) throw PeerError(broken_peer_, broken_);

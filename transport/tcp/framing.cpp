@@ -8,7 +8,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "store/bytes.hpp"
+#include "net/bytes.hpp"
 
 namespace ringlab::tcp {
 
@@ -16,8 +16,8 @@ namespace {
 
 constexpr char kFrameMagic[4] = {'R', 'L', 'T', 'F'};
 
-using store::get_le;
-using store::put_le;
+using net::get_le;
+using net::put_le;
 
 bool has_magic(const std::byte* in, const char (&magic)[4]) {
   return std::memcmp(in, magic, 4) == 0;

@@ -73,7 +73,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store/bytes.hpp"
+#include "net/bytes.hpp"
 #include "store/token_proof.hpp"
 #include "transport/transport.hpp"
 
@@ -167,7 +167,7 @@ std::vector<std::byte> encode_waiting(const Waiting& waiting);
 // nullopt unless the payload is kWaitingBytes long with no unknown flag.
 std::optional<Waiting> decode_waiting(std::span<const std::byte> payload);
 
-// "52 4c 54 46" for error messages about garbage (store/bytes.hpp).
-using store::hex_bytes;
+// "52 4c 54 46" for error messages about garbage (net/bytes.hpp).
+using net::hex_bytes;
 
 }  // namespace ringlab::tcp

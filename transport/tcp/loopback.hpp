@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "store/asio.hpp"
+#include "net/asio.hpp"
 #include "transport/tcp/tcp.hpp"
 
 namespace ringlab::tcp {

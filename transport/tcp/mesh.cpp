@@ -8,7 +8,7 @@
 #include <exception>
 #include <optional>
 
-#include "store/log.hpp"
+#include "net/log.hpp"
 #include "store/token_proof.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/loopback.hpp"
@@ -23,7 +23,7 @@ namespace ringlab::tcp {
 using store::fresh_nonce;
 using store::kAcceptingRankProof;
 using store::kConnectingRankProof;
-using store::log_line;
+using net::log_line;
 using store::Nonce;
 using store::Proof;
 using store::prove;

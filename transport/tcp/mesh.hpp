@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "store/asio.hpp"
+#include "net/asio.hpp"
 #include "transport/tcp/tcp.hpp"
 #include "transport/tcp/wait_report.hpp"
 

@@ -2,7 +2,7 @@
 // TcpTransport.
 //
 //  1. Rank 0 starts the store server at bind_addr:master_port; every rank
-//     connects a Store client to master_addr:master_port (retrying until the
+//     connects a StoreClient to master_addr:master_port (retrying until the
 //     timeout, since rank 0 may start last). Unless somebody else hosts the
 //     store: torchrun's agent (WorldSpec::agent_store, a c10d TCPStore every
 //     rank reaches with store/c10d_client.hpp), or the caller of
@@ -31,10 +31,9 @@
 // abort frame naming that rank to the peers connected so far, so the ones
 // already waiting in their first collective name it too. The store lives in
 // rank 0: losing it (its connection closes, or it stops answering) is
-// reported as losing rank 0 (or the launcher, whose store it was). At the end of step 5 rank 0 gives the ranks
-// still connecting a little longer than its own deadline to say whom they
-// wait for (their aborts), so it names the rank they all wait on, not the
-// lowest one missing.
+// reported as losing rank 0 (or the launcher, whose store it was). At the end of step 5 rank 0
+// gives the ranks still connecting a little longer than its own deadline to say whom they wait for
+// (their aborts), so it names the rank they all wait on, not the lowest one missing.
 #include <poll.h>
 
 #include <algorithm>
@@ -43,9 +42,9 @@
 #include <sstream>
 #include <thread>
 
-#include "store/asio.hpp"
+#include "net/asio.hpp"
+#include "net/log.hpp"
 #include "store/c10d_client.hpp"
-#include "store/log.hpp"
 #include "transport/tcp/crowding.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/loopback.hpp"
@@ -58,9 +57,9 @@
 namespace ringlab::tcp {
 
 // The ranks meet through the rendezvous store (store/store.hpp), and tell the
-// operator through its log.
-using store::log_line;
-using store::Store;
+// operator through the log they share with it (net/log.hpp).
+using net::log_line;
+using store::StoreClient;
 using store::StoreLimits;
 using store::StoreLostError;
 using store::StoreServer;
@@ -131,8 +130,7 @@ constexpr auto kEndWatchInterval = std::chrono::milliseconds(20);
 // Step 5 on rank 0: waits until every other rank is done, watching the
 // connections (sockets[q] to rank q). Throws naming the rank at fault, after
 // telling the others.
-void wait_until_all_done(const WorldSpec& r, store::KeyValueStore& store,
-                         Clock::time_point deadline,
+void wait_until_all_done(const WorldSpec& r, store::Store& store, Clock::time_point deadline,
                          WaitReport& report, std::vector<asio::ip::tcp::socket>& sockets) {
   const std::string me = "rank " + std::to_string(r.rank);
   std::vector<std::string> done_keys;
@@ -211,7 +209,7 @@ constexpr Duration kProbe{250};
 
 // A short question to the store: false if it does not answer (a stopped or
 // hung rank 0). The store keeps its timeout.
-bool store_answers(store::KeyValueStore& store, Duration patience) {
+bool store_answers(store::Store& store, Duration patience) {
   const Duration saved = store.timeout();
   store.set_timeout(patience);
   try {
@@ -247,7 +245,7 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                                             std::unique_ptr<TcpTransport::Impl>& impl);
 std::shared_ptr<TcpTransport> connect_through_launcher_store(
     const WorldSpec& r, std::unique_ptr<TcpTransport::Impl>& impl);
-std::shared_ptr<store::KeyValueStore> reach_c10d_store(const WorldSpec& r);
+std::shared_ptr<store::Store> reach_c10d_store(const WorldSpec& r);
 
 }  // namespace
 
@@ -277,8 +275,7 @@ std::shared_ptr<TcpTransport> connect(const WorldSpec& r) {
   }
 }
 
-std::shared_ptr<TcpTransport> connect(const WorldSpec& r,
-                                      std::shared_ptr<store::KeyValueStore> given) {
+std::shared_ptr<TcpTransport> connect(const WorldSpec& r, std::shared_ptr<store::Store> given) {
   if (!given) throw std::invalid_argument("tcp::connect: no store given");
   check_rendezvous(r);
   auto impl = std::make_unique<TcpTransport::Impl>();
@@ -309,7 +306,7 @@ std::shared_ptr<TcpTransport> connect_through_launcher_store(
 }
 
 // The c10d TCPStore torchrun's agent hosts at MASTER_ADDR:MASTER_PORT.
-std::shared_ptr<store::KeyValueStore> reach_c10d_store(const WorldSpec& r) {
+std::shared_ptr<store::Store> reach_c10d_store(const WorldSpec& r) {
   try {
     return std::make_shared<store::C10dStore>(r.master_addr, r.master_port, r.timeout,
                                               r.store_prefix);
@@ -387,7 +384,7 @@ void open_store(const WorldSpec& r, TcpTransport::Impl& impl) {
   // Without a token, only on loopback (loopback.hpp): refused at once off it.
   const std::string host = loopback_store_host(r);
   try {
-    impl.store = std::make_shared<Store>(host, r.master_port, r.timeout, r.job_token);
+    impl.store = std::make_shared<StoreClient>(host, r.master_port, r.timeout, r.job_token);
   } catch (const WrongStoreError& error) {
     throw WrongStoreError(me + ": " + error.what());
   } catch (const TimeoutError& error) {
@@ -412,7 +409,7 @@ std::string printable(const std::string& text, std::size_t most) {
 
 // Step 2: rank 0 names the job; every rank checks the world size and claims
 // its rank. Returns the job id.
-std::uint64_t join_job(const WorldSpec& r, store::KeyValueStore& store, Clock::time_point deadline) {
+std::uint64_t join_job(const WorldSpec& r, store::Store& store, Clock::time_point deadline) {
   const std::string me = "rank " + std::to_string(r.rank);
   const std::string job_key = kPrefix + "job";
   if (r.rank == 0)
@@ -443,8 +440,7 @@ std::uint64_t join_job(const WorldSpec& r, store::KeyValueStore& store, Clock::t
 
 // Step 3: publishes this rank's listener (port) and reads the addresses of
 // the lower ranks, which this rank connects to (addresses[q], q < rank).
-std::vector<std::string> exchange_addresses(const WorldSpec& r, store::KeyValueStore& store,
-                                            int port,
+std::vector<std::string> exchange_addresses(const WorldSpec& r, store::Store& store, int port,
                                             Clock::time_point deadline) {
   const std::string host = advertised_host(r);
   const bool v6 = host.find(':') != std::string::npos;
@@ -474,7 +470,7 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
                                             std::unique_ptr<TcpTransport::Impl>& impl) {
   const auto deadline = Clock::now() + r.timeout;
   if (!impl->store) open_store(r, *impl);  // 1, unless the launcher's store was given
-  store::KeyValueStore& store = *impl->store;
+  store::Store& store = *impl->store;
   impl->job_id = join_job(r, store, deadline);  // 2
 
   // 3. Listen and publish.

@@ -1,8 +1,8 @@
 // The names the TCP transport's rendezvous and mesh use for Boost.Asio, and
-// the store's socket helpers (store/socket_util.hpp) they share.
+// the store's socket helpers (net/socket_util.hpp) they share.
 #pragma once
 
-#include "store/socket_util.hpp"
+#include "net/socket_util.hpp"
 
 namespace ringlab::tcp {
 
@@ -11,8 +11,8 @@ using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using ErrorCode = boost::system::error_code;
 
-using store::ms_left;
-using store::remote_of;
-using store::resolve;
+using net::ms_left;
+using net::remote_of;
+using net::resolve;
 
 }  // namespace ringlab::tcp

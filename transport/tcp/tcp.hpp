@@ -154,8 +154,8 @@ class TcpTransport final : public Transport {
   // this transport lives, unless somebody else does: torchrun's agent, the
   // caller of connect(world, store)). Other backends (NCCL) publish their ids
   // in it.
-  store::KeyValueStore& store();
-  std::shared_ptr<store::KeyValueStore> shared_store();
+  store::Store& store();
+  std::shared_ptr<store::Store> shared_store();
   // The job id every rank agreed on through the store (in the handshakes).
   std::uint64_t job_id() const;
   // Agreed when the ranks connected (crowding.hpp).
@@ -181,7 +181,6 @@ std::shared_ptr<TcpTransport> connect(const WorldSpec& world);
 // The same through a store somebody else hosts and this process already
 // reached (the Python package passes the store torch.distributed hands its
 // backend): no rank hosts one; world.master_addr/master_port are not used.
-std::shared_ptr<TcpTransport> connect(const WorldSpec& world,
-                                      std::shared_ptr<store::KeyValueStore> store);
+std::shared_ptr<TcpTransport> connect(const WorldSpec& world, std::shared_ptr<store::Store> store);
 
 }  // namespace ringlab::tcp

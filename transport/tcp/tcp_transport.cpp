@@ -49,8 +49,8 @@ void TcpTransport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src
   recv_request->wait(timeout());
 }
 
-store::KeyValueStore& TcpTransport::store() { return *impl_->store; }
-std::shared_ptr<store::KeyValueStore> TcpTransport::shared_store() { return impl_->store; }
+store::Store& TcpTransport::store() { return *impl_->store; }
+std::shared_ptr<store::Store> TcpTransport::shared_store() { return impl_->store; }
 std::uint64_t TcpTransport::job_id() const { return impl_->job_id; }
 bool TcpTransport::prefers_fewer_messages() const { return impl_->prefers_fewer_messages; }
 bool TcpTransport::overlaps_transfers() const { return impl_->overlaps_transfers; }

@@ -14,7 +14,7 @@ namespace ringlab::tcp {
 class TcpTransport::Impl {
  public:
   std::unique_ptr<store::StoreServer> server;  // rank 0 only
-  std::shared_ptr<store::KeyValueStore> store;
+  std::shared_ptr<store::Store> store;
   std::uint64_t job_id = 0;
   std::shared_ptr<Engine> engine;
   bool prefers_fewer_messages = false;

@@ -2,11 +2,11 @@
 
 #include <sstream>
 
-#include "store/log.hpp"
+#include "net/log.hpp"
 
 namespace ringlab::tcp {
 
-using store::log_line;
+using net::log_line;
 
 std::string list_ranks(const std::vector<int>& ranks) {
   // Runs of consecutive ranks, as [first, last].

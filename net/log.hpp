@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-namespace ringlab::store {
+namespace ringlab::net {
 
 // Writes "ringlab tcp: <line>\n" to stderr (or to the sink set below); the
 // store's lines too, as they read since the store was part of the TCP backend.
@@ -18,4 +18,4 @@ void log_line(const std::string& line);
 using LogSink = std::function<void(const std::string& line)>;
 LogSink set_log_sink(LogSink sink);
 
-}  // namespace ringlab::store
+}  // namespace ringlab::net

@@ -1,11 +1,11 @@
 // Deadline-bounded Boost.Asio calls for the store and the TCP rendezvous (see
 // socket_util.hpp). Each runs the caller's private io_context until its one
 // operation completes, so no thread is involved.
-#include "store/socket_util.hpp"
+#include "net/socket_util.hpp"
 
 #include <optional>
 
-namespace ringlab::store {
+namespace ringlab::net {
 
 tcp::resolver::results_type resolve(asio::io_context& io, const std::string& host, int port,
                                     const std::string& role) {
@@ -84,4 +84,4 @@ Clock::time_point deadline_after(Duration limit, Duration extra) {
   return now + total;
 }
 
-}  // namespace ringlab::store
+}  // namespace ringlab::net

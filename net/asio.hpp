@@ -6,7 +6,7 @@
 // coroutines, which the fuzz build (clang) needs.
 //
 // Compiled separately (BOOST_ASIO_SEPARATE_COMPILATION): Asio's non-template
-// code is compiled once, in store/asio_impl.cpp, instead of in every file
+// code is compiled once, in net/asio_impl.cpp, instead of in every file
 // that includes this one.
 #pragma once
 

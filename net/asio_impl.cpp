@@ -1,5 +1,5 @@
 // Boost.Asio's non-template code, compiled once for every file that includes
-// store/asio.hpp (which asks for separate compilation).
-#include "store/asio.hpp"
+// net/asio.hpp (which asks for separate compilation).
+#include "net/asio.hpp"
 
 #include <boost/asio/impl/src.hpp>

@@ -1,5 +1,5 @@
 // Integers in wire buffers, little-endian, and bytes shown as hex: shared by
-// the store's protocol (protocol.hpp) and the TCP transport's frames
+// the store's protocol (store/protocol.hpp) and the TCP transport's frames
 // (transport/tcp/framing.hpp), whose layouts both write integers this way.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <type_traits>
 
-namespace ringlab::store {
+namespace ringlab::net {
 
 // Writes value's sizeof(T) bytes at out, least significant first.
 template <typename T>
@@ -32,4 +32,4 @@ T get_le(const std::byte* in) {
 // "52 4c 54 46" for error messages about garbage.
 std::string hex_bytes(std::span<const std::byte> bytes);
 
-}  // namespace ringlab::store
+}  // namespace ringlab::net

@@ -1,11 +1,11 @@
 // The log sink: stderr by default, replaceable by tests (see log.hpp).
-#include "store/log.hpp"
+#include "net/log.hpp"
 
 #include <cstdio>
 #include <mutex>
 #include <utility>
 
-namespace ringlab::store {
+namespace ringlab::net {
 
 namespace {
 std::mutex& sink_mutex() {
@@ -32,4 +32,4 @@ LogSink set_log_sink(LogSink sink) {
   return std::exchange(current_sink(), std::move(sink));
 }
 
-}  // namespace ringlab::store
+}  // namespace ringlab::net

@@ -1,8 +1,8 @@
-#include "store/bytes.hpp"
+#include "net/bytes.hpp"
 
 #include <cstdio>
 
-namespace ringlab::store {
+namespace ringlab::net {
 
 std::string hex_bytes(std::span<const std::byte> bytes) {
   std::string out;
@@ -15,4 +15,4 @@ std::string hex_bytes(std::span<const std::byte> bytes) {
   return out;
 }
 
-}  // namespace ringlab::store
+}  // namespace ringlab::net
