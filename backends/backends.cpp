@@ -1,5 +1,7 @@
 #include "backends/backends.hpp"
 
+#include "backends/traced_launch.hpp"
+
 #include <mutex>
 #include <stdexcept>
 #include <utility>
@@ -69,9 +71,7 @@ void run_ranks(std::string_view backend, int world, const RankBody& body,
   const Backend& row = find_backend(backend);
   if (!trace) return row.run_world(world, body, group);
   if (!row.run_process_world)
-    throw std::invalid_argument("the " + std::string(backend) +
-                                " backend cannot trace its ranks, which are threads: a trace "
-                                "records ranks that are processes (tcp)");
+    return run_traced_thread_world(row.run_world, row.name, world, body, group, *trace);
   row.run_process_world(
       world,
       [&](ProcessGroup& pg) {

@@ -116,7 +116,8 @@ TraceResult merge_rank_traces(const std::string& folder, const std::vector<int>&
     result.message =
         "no rank wrote a trace, so " + output +
         " was not written: ranks record one when their process group comes from ringlab's tcp "
-        "backend (ringlab lesson, tour, bench) and they get as far as it";
+        "backend (ringlab lesson, tour, bench, init_process_group(\"tcp\")) and they get as far "
+        "as it";
     return result;
   }
   try {
@@ -144,7 +145,15 @@ RankRecorder::RankRecorder(Transport& inner, int rank, int world_size, RankTrace
       process_name_(std::move(process_name)) {
   sim::RecordOptions options;
   options.wall_clock = true;
+  options.collectives = true;
+  options.whole_values_bytes = kTraceWholeValuesBytes;
+  options.value_budget_bytes = kTraceValueBudgetBytes;
+  options.sample_elements = kTraceSampleElements;
   recorder_ = std::make_shared<sim::RecordingTransport>(inner, options);
+}
+
+void RankRecorder::label_next_collective(std::string label) {
+  recorder_->label_next_collective(std::move(label));
 }
 
 RankRecorder::~RankRecorder() = default;
@@ -157,6 +166,7 @@ std::string RankRecorder::write() {
   options.process_name = process_name_;
   options.time_origin_ns = trace_.time_origin_ns;
   options.flow_series = trace_.flow_series;
+  options.walkthroughs = true;
   try {
     write_file_atomically(trace_.path(rank_), "trace file", [&](std::ostream& out) {
       sim::write_rank_trace(recorder_->log(), out, options);

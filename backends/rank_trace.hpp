@@ -17,12 +17,15 @@
 //    file of an earlier run, which would otherwise be taken for this one's.
 //
 // RankRecorder wraps the rank's transport in a sim::RecordingTransport that
-// keeps wall-clock times, and write() writes what it recorded so far
-// (sim::write_rank_trace) through ops/atomic_file: a rank killed while
-// writing leaves no half file. What a trace holds per message is decided
-// here and in sim::write_rank_trace only: where a replay's details (sender,
-// receiver, tag, bytes, buffer regions and their states, which the recorder
-// keeps with RecordOptions::values) would be added.
+// keeps wall-clock times and marks every collective the rank's ProcessGroup
+// runs (primitives/collective_observer.hpp), and write() writes what it
+// recorded so far (sim::write_rank_trace) through ops/atomic_file: a rank
+// killed while writing leaves no half file. Beside the Perfetto events, the
+// file holds each collective's walkthrough (simulator/walkthrough_file.hpp):
+// every message (sender, receiver, tag, bytes, which region of which
+// buffer) and the buffers' values around it, whole where the collective's
+// buffers are small (kTraceWholeValuesBytes), else a sample and a checksum;
+// `ringlab replay` and `ringlab gui --trace` read them.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +55,16 @@ inline constexpr const char* kTraceMaxEventsVariable = "RINGLAB_TRACE_MAX_EVENTS
 inline constexpr const char* kTraceSeriesVariable = "RINGLAB_TRACE_SERIES";
 // A torch.distributed group's own: the folder its ranks write and merge in.
 inline constexpr const char* kTorchTraceVariable = "RINGLAB_TRACE";
+
+// What a traced rank keeps of the values (README's limits): every write's
+// values of a collective whose buffers hold at most this many bytes on the
+// rank that has the most; ...
+inline constexpr std::size_t kTraceWholeValuesBytes = std::size_t{64} << 10;
+// ... while it has kept fewer than this many bytes of values in all; of
+// every collective, each buffer's first elements, before and after, and a
+// checksum of all its bytes.
+inline constexpr std::size_t kTraceValueBudgetBytes = std::size_t{16} << 20;
+inline constexpr std::size_t kTraceSampleElements = 16;
 
 // Where rank `rank` writes its trace in `folder`.
 std::string rank_trace_path(const std::string& folder, int rank);
@@ -117,6 +130,9 @@ class RankRecorder {
 
   // The transport to make the rank's process group on.
   std::shared_ptr<Transport> transport() const;
+  // The name of the next collective's walkthrough ("bucket 2"), where the
+  // program knows better than the call order what it is.
+  void label_next_collective(std::string label);
   // Writes everything recorded so far (again: a rank running several worlds
   // writes after each) and, where the ranks merge and every rank's file is
   // there, merges them, once per run. Returns a line for the user, "" when

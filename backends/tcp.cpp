@@ -14,7 +14,8 @@
 // environment of a launched rank, among the variables of a forked one)
 // records through a RankRecorder and, after each world (also one that
 // failed), writes everything it recorded so far to its rank<r>.json; the
-// launcher merges the files.
+// launcher merges the files. A program's own rank (init_process_group under
+// `ringlab run --trace`) writes its file when its process group goes.
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -106,10 +107,36 @@ void run_tcp_world(int world, const RankBody& body, const ProcessGroupOptions& g
   run_process_world(w);
 }
 
+namespace {
+
+// A program's own rank under `ringlab run --trace`: its connection and
+// recorder live as long as its process group (which holds them through the
+// recorder's transport), and the trace is written when the group goes,
+// also when an exception takes it (a failed run keeps its trace).
+struct TracedTcpRank {
+  TracedTcpRank(std::shared_ptr<tcp::TcpTransport> connection, const RankSpec& me, RankTrace trace)
+      : transport(std::move(connection)),
+        recorder(*transport, me.world.rank, me.world.world_size, std::move(trace),
+                 "ringlab (tcp)") {}
+  ~TracedTcpRank() {
+    if (const std::string line = recorder.write(); !line.empty())
+      std::fprintf(stderr, "tcp backend: %s\n", line.c_str());
+  }
+  std::shared_ptr<tcp::TcpTransport> transport;
+  RankRecorder recorder;
+};
+
+}  // namespace
+
 std::unique_ptr<ProcessGroup> init_tcp_process_group(ProcessGroupOptions options) {
-  const RankSpec me = rank_spec(process_environment(), options.timeout);
+  const EnvironmentLookup environment = process_environment();
+  const RankSpec me = rank_spec(environment, options.timeout);
   options.timeout = me.group_timeout(options.timeout);
-  return std::make_unique<ProcessGroup>(tcp::connect(me.world), std::move(options));
+  std::optional<RankTrace> trace = rank_trace(environment);
+  if (!trace) return std::make_unique<ProcessGroup>(tcp::connect(me.world), std::move(options));
+  auto rank = std::make_shared<TracedTcpRank>(tcp::connect(me.world), me, std::move(*trace));
+  std::shared_ptr<Transport> recorded(rank, rank->recorder.transport().get());
+  return std::make_unique<ProcessGroup>(std::move(recorded), std::move(options));
 }
 
 }  // namespace ringlab::backends

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
@@ -68,6 +69,55 @@ launch::LaunchResult launch_traced(const launch::LaunchOptions& options,
     node_ranks.push_back(options.node_rank * options.nproc_per_node + local);
   traced = merge_rank_traces(folder.path(), node_ranks, trace.output, trace.append);
   return result;
+}
+
+namespace {
+
+// One rank thread of a traced world: its own process group on a recorder
+// of the transport the world gave it; its file written however it ends.
+void run_traced_rank(ProcessGroup& given, const RankTrace& trace, const std::string& process,
+                     const RankBody& body, const ProcessGroupOptions& group) {
+  RankRecorder recorder(given.transport(), given.rank(), given.size(), trace, process);
+  std::exception_ptr failure;
+  try {
+    ProcessGroup traced(recorder.transport(), group);
+    body(traced);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (const std::string line = recorder.write(); !line.empty())
+    std::fprintf(stderr, "%s: %s\n", process.c_str(), line.c_str());
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+void run_traced_thread_world(void (*run_world)(int, const RankBody&, const ProcessGroupOptions&),
+                             std::string_view backend, int world, const RankBody& body,
+                             const ProcessGroupOptions& group, TraceSession& session) {
+  const TracedLaunchOptions options = next_traced_world(session);
+  TraceFolder folder;
+  RankTrace trace;
+  trace.variable = "--trace";
+  trace.folder = folder.path();
+  trace.max_events = std::max<std::size_t>(1, options.max_events / static_cast<std::size_t>(world));
+  trace.time_origin_ns = options.time_origin_ns;
+  trace.flow_series = options.flow_series;
+  const std::string process = "ringlab (" + std::string(backend) + ")";
+  std::exception_ptr failure;
+  try {
+    run_world(
+        world, [&](ProcessGroup& pg) { run_traced_rank(pg, trace, process, body, group); },
+        group);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  std::vector<int> ranks(static_cast<std::size_t>(world));
+  for (int r = 0; r < world; ++r) ranks[static_cast<std::size_t>(r)] = r;
+  const TraceResult traced =
+      merge_rank_traces(folder.path(), ranks, options.output, options.append);
+  end_traced_world(session, traced, std::string(backend) + " backend", !failure);
+  if (failure) std::rethrow_exception(failure);
 }
 
 TracedLaunchOptions next_traced_world(TraceSession& session) {

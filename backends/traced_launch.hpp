@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "backends/backends.hpp"
 #include "backends/rank_trace.hpp"
 #include "launcher/launcher.hpp"
 
@@ -61,6 +63,15 @@ struct TracedLaunchOptions {
 // launch::launch(options) with the ranks told to record, then the merge.
 launch::LaunchResult launch_traced(const launch::LaunchOptions& options,
                                    const TracedLaunchOptions& trace, TraceResult& traced);
+
+// run_world's world, its ranks threads of this process (inproc,
+// nccl_rules), traced into `session`: each rank's process group records,
+// each rank writes its file into a folder of this call's, and the files are
+// merged into the session's output after the world (also one that failed;
+// its failure is rethrown after).
+void run_traced_thread_world(void (*run_world)(int, const RankBody&, const ProcessGroupOptions&),
+                             std::string_view backend, int world, const RankBody& body,
+                             const ProcessGroupOptions& group, TraceSession& session);
 
 // The next world of `session`: how its launch is traced (the session's time
 // origin, set by its first world; a flow series of its own).

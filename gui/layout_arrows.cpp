@@ -83,16 +83,22 @@ struct Cover {
   float boxes = 0;  // area of boxes and labels covered: a label goes nowhere it is > 0
   float score = 0;  // with the softer costs: crossing a line, nearer another arrow
 };
-Cover cover_of(const Rect& candidate, std::size_t i, const RanksLayout& layout) {
+// The costs only add to the score, so once `loses(score so far)` is true
+// the candidate cannot win and the rest is not looked at (most candidates of
+// a crowded canvas end at the boxes).
+template <typename Loses>
+Cover cover_of(const Rect& candidate, std::size_t i, const RanksLayout& layout, Loses loses) {
   Cover cover;
   for (const PanelLayout& panel : layout.panels) cover.boxes += candidate.overlap_area(panel.box);
   if (layout.overview) cover.boxes += candidate.overlap_area(layout.focus_box.box.grown(3));
   for (const LabelLayout& label : layout.labels)
     cover.boxes += 2 * candidate.overlap_area(label.box.grown(3));
   cover.score = cover.boxes;
+  if (loses(cover.score)) return cover;
   // Beside the lines rather than on them, so that they stay visible.
   for (const ArrowLayout& line : layout.arrows)
     if (!line.faint && crosses(candidate.grown(2), line)) cover.score += 30;
+  if (loses(cover.score)) return cover;
   // Nearer its own arrow than any other, or it reads as theirs.
   const float own = distance_to(candidate, layout.arrows[i]);
   for (std::size_t j = 0; j < layout.arrows.size(); ++j)
@@ -137,10 +143,15 @@ Rect best_place(const RanksLayout& layout, std::size_t i, Vec2 box_size, bool& c
         min.x = std::clamp(min.x, inside.min.x, std::max(inside.min.x, inside.max.x - box_size.x));
         min.y = std::clamp(min.y, inside.min.y, std::max(inside.min.y, inside.max.y - box_size.y));
         const Rect candidate = Rect::at(min, box_size);
-        const Cover cover = cover_of(candidate, i, layout);
         const Vec2 off = candidate.center() - anchor;
-        const float score = cover.score * 100 + std::sqrt(off.x * off.x + off.y * off.y) +
-                            (t == 0.5f ? 0.0f : 8.0f);
+        const float away = std::sqrt(off.x * off.x + off.y * off.y);
+        const float other_point = t == 0.5f ? 0.0f : 8.0f;
+        // Rounding is monotonic, so a cover score at least `s` gives a score
+        // at least this one: a candidate it puts at or past the best loses.
+        auto loses = [&](float s) { return s * 100 + away + other_point >= best_score; };
+        if (loses(0)) continue;
+        const Cover cover = cover_of(candidate, i, layout, loses);
+        const float score = cover.score * 100 + away + other_point;
         if (score < best_score) {
           best_score = score;
           best = candidate;

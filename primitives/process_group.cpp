@@ -183,10 +183,6 @@ std::string ProcessGroup::prefix(Collective c) const {
   return "rank " + std::to_string(rank()) + ": " + std::string(collective_name(c)) + ": ";
 }
 
-void ProcessGroup::run_collective(Collective c, Comm& comm, const CollectiveCall& call) {
-  collective_info(c).run(comm, algorithm(c), call);
-}
-
 void ProcessGroup::check_root(Collective c, int root, const char* name) const {
   if (root >= 0 && root < size()) return;
   throw std::invalid_argument(prefix(c) + name + " = " + std::to_string(root) +
@@ -286,7 +282,8 @@ void ProcessGroup::do_broadcast(Tensor& tensor, int src) {
   check_same_everywhere({Collective::Broadcast, static_cast<std::int64_t>(tensor.numel()),
                          tensor.dtype(), src, -1});
   Comm comm(*transport_, next_sequence());
-  run_collective(Collective::Broadcast, comm, {.first = elems_of(tensor), .root = src});
+  run_collective(Collective::Broadcast, comm, {.first = elems_of(tensor), .root = src},
+                 tensor.numel());
 }
 
 namespace {
@@ -327,7 +324,7 @@ void ProcessGroup::do_scatter(Tensor& tensor, const std::vector<Tensor>& scatter
       comm.copy(packed.elems.slice(r * tensor.numel(), tensor.numel()), elems_of(scatter_list[r]));
     send = packed.elems;
   }
-  run_collective(c, comm, {.first = send, .second = elems_of(tensor), .root = src});
+  run_collective(c, comm, {.first = send, .second = elems_of(tensor), .root = src}, tensor.numel());
 }
 
 void ProcessGroup::do_gather(const Tensor& tensor, std::vector<Tensor>* gather_list, int dst) {
@@ -346,7 +343,8 @@ void ProcessGroup::do_gather(const Tensor& tensor, std::vector<Tensor>* gather_l
   Comm comm(*transport_, next_sequence());
   Comm::Scratch packed;
   if (is_root) packed = comm.scratch(tensor.numel() * static_cast<std::size_t>(size()), tensor.dtype());
-  run_collective(c, comm, {.first = elems_of(tensor), .second = packed.elems, .root = dst});
+  run_collective(c, comm, {.first = elems_of(tensor), .second = packed.elems, .root = dst},
+                 tensor.numel());
   if (is_root)
     for (std::size_t r = 0; r < gather_list->size(); ++r)
       comm.copy(elems_of((*gather_list)[r]), packed.elems.slice(r * tensor.numel(), tensor.numel()));
@@ -359,7 +357,7 @@ void ProcessGroup::do_reduce(Tensor& tensor, int dst, ReduceOp op) {
   check_same_everywhere({c, static_cast<std::int64_t>(tensor.numel()), tensor.dtype(), dst,
                          static_cast<int>(op)});
   Comm comm(*transport_, next_sequence());
-  run_collective(c, comm, {.first = elems_of(tensor), .root = dst, .op = op});
+  run_collective(c, comm, {.first = elems_of(tensor), .root = dst, .op = op}, tensor.numel());
 }
 
 void ProcessGroup::do_all_reduce(Tensor& tensor, ReduceOp op) {
@@ -368,7 +366,7 @@ void ProcessGroup::do_all_reduce(Tensor& tensor, ReduceOp op) {
   check_same_everywhere({c, static_cast<std::int64_t>(tensor.numel()), tensor.dtype(), -1,
                          static_cast<int>(op)});
   Comm comm(*transport_, next_sequence());
-  run_collective(c, comm, {.first = elems_of(tensor), .op = op});
+  run_collective(c, comm, {.first = elems_of(tensor), .op = op}, tensor.numel());
 }
 
 void ProcessGroup::do_all_gather(std::vector<Tensor>& tensor_list, const Tensor& tensor) {
@@ -380,7 +378,7 @@ void ProcessGroup::do_all_gather(std::vector<Tensor>& tensor_list, const Tensor&
   auto packed = comm.scratch(n * static_cast<std::size_t>(size()), tensor.dtype());
   comm.copy(packed.elems.slice(static_cast<std::size_t>(rank()) * n, n), elems_of(tensor));
   const auto blocks = equal_blocks(n, size());
-  run_collective(c, comm, {.first = packed.elems, .blocks = blocks});
+  run_collective(c, comm, {.first = packed.elems, .blocks = blocks}, n);
   for (std::size_t r = 0; r < tensor_list.size(); ++r)
     comm.copy(elems_of(tensor_list[r]), packed.elems.slice(r * n, n));
 }
@@ -398,7 +396,7 @@ void ProcessGroup::do_reduce_scatter(Tensor& output, const std::vector<Tensor>& 
   for (std::size_t r = 0; r < input_list.size(); ++r)
     comm.copy(packed.elems.slice(r * n, n), elems_of(input_list[r]));
   const auto blocks = equal_blocks(n, size());
-  run_collective(c, comm, {.first = packed.elems, .blocks = blocks, .op = op});
+  run_collective(c, comm, {.first = packed.elems, .blocks = blocks, .op = op}, n);
   comm.copy(elems_of(output), packed.elems.slice(static_cast<std::size_t>(rank()) * n, n));
 }
 
@@ -433,7 +431,8 @@ void ProcessGroup::do_all_to_all(std::vector<Tensor>& output_list,
                  {.first = send.elems,
                   .second = recv.elems,
                   .blocks = send_blocks,
-                  .second_blocks = recv_blocks});
+                  .second_blocks = recv_blocks},
+                 send_blocks.front().count);
   for (std::size_t r = 0; r < world; ++r)
     comm.copy(elems_of(output_list[r]), recv.elems.slice(recv_blocks[r].offset, recv_blocks[r].count));
 }
@@ -482,12 +481,13 @@ void ProcessGroup::do_all_to_all_single(Tensor& output, const Tensor& input,
                  {.first = elems_of(input),
                   .second = elems_of(output),
                   .blocks = send_blocks,
-                  .second_blocks = recv_blocks});
+                  .second_blocks = recv_blocks},
+                 send_blocks.front().count);
 }
 
 void ProcessGroup::do_barrier() {
   Comm comm(*transport_, next_sequence());
-  run_collective(Collective::Barrier, comm, {});
+  run_collective(Collective::Barrier, comm, {}, 0);
 }
 
 // ---- sync and async entry points -------------------------------------------

@@ -140,8 +140,12 @@ class ProcessGroup {
   void check_same_everywhere(const Signature& mine);
   std::string prefix(Collective c) const;  // "rank 2: all_reduce: "
   void check_root(Collective c, int root, const char* name) const;
-  // The row's runner with the algorithm in effect.
-  void run_collective(Collective c, Comm& comm, const CollectiveCall& call);
+  // The row's runner with the algorithm in effect; `count` as the
+  // simulator's Scenario::count, for a transport that observes collectives
+  // (collective_observer.hpp).
+  void run_collective(Collective c, Comm& comm, const CollectiveCall& call, std::size_t count);
+  // The algorithm in effect, auto's choice made for this call.
+  std::string algorithm_that_runs(Collective c, const CollectiveCall& call) const;
 
   void do_broadcast(Tensor& tensor, int src);
   void do_scatter(Tensor& tensor, const std::vector<Tensor>& scatter_list, int src);

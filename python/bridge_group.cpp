@@ -75,6 +75,10 @@ void BridgeGroup::announce(Collective c, std::size_t bytes) {
   std::fflush(stderr);
 }
 
+void BridgeGroup::label_next_collective(std::string label) {
+  if (recorder_) recorder_->label_next_collective(std::move(label));
+}
+
 std::string BridgeGroup::finish() {
   std::lock_guard lock(mutex_);
   if (finished_ || !recorder_) return "";

@@ -71,6 +71,9 @@ class BridgeGroup {
   // Says (rank 0, once per collective and algorithm) which algorithm runs
   // `c` on `bytes` bytes: the one in effect, or auto's choice.
   void announce(Collective c, std::size_t bytes);
+  // The name of the next collective's walkthrough in the trace ("bucket
+  // 2"); nothing where the group is not traced.
+  void label_next_collective(std::string label);
   // Writes the trace (and merges the ranks' files where this rank is the
   // last to write one); returns a line saying where it went or why it did
   // not ("" when there is nothing to say). Once; later calls return "".

@@ -215,6 +215,7 @@ PYBIND11_MODULE(_ringlab, m) {
     return g.group().algorithm(parse_collective(collective));
   });
   group.def("finish", &BridgeGroup::finish, py::call_guard<py::gil_scoped_release>());
+  group.def("label_next_collective", &BridgeGroup::label_next_collective, py::arg("label"));
   bind_collectives(group);
   bind_point_to_point(group);
 }

@@ -17,8 +17,14 @@ namespace {
 // this ends).
 class LogReplay {
  public:
-  LogReplay(const std::vector<RankLog>& logs, RecordBuilder& builder, bool values)
-      : logs_(logs), b_(builder), values_(values), ranks_(logs.size()) {}
+  LogReplay(const std::vector<RankLog>& logs, RecordBuilder& builder, bool values,
+            std::vector<std::vector<Step>>* event_steps)
+      : logs_(logs), b_(builder), values_(values), ranks_(logs.size()), steps_(event_steps) {
+    if (steps_) {
+      steps_->assign(logs.size(), {});
+      for (std::size_t r = 0; r < logs.size(); ++r) (*steps_)[r].assign(logs[r].events.size(), 0);
+    }
+  }
 
   // Regions first, each rank's in creation order, as they were last named.
   void add_regions() {
@@ -80,6 +86,7 @@ class LogReplay {
         me.request_bytes.resize(e.request + 1, 0);
       }
       if (!apply(r, log, me, e)) return;
+      if (steps_) (*steps_)[static_cast<std::size_t>(r)][me.pc] = b_.clock(r);
     }
   }
 
@@ -131,6 +138,10 @@ class LogReplay {
   }
 
   bool complete(int r, const RankLog& log, RankReplay& me, const Event& e) {
+    if (e.failed) {  // the wait threw: nothing arrived (a real run that failed)
+      b_.nothing(r);
+      return true;
+    }
     const std::uint64_t entry = e.request < me.requests.size() ? me.requests[e.request] : kUnposted;
     if (entry == kUnposted)
       throw std::logic_error("record: rank " + std::to_string(r) +
@@ -154,15 +165,16 @@ class LogReplay {
   bool values_;
   std::vector<RankReplay> ranks_;
   std::deque<int> ready_;
+  std::vector<std::vector<Step>>* steps_;
 };
 
 }  // namespace
 
-Run build_run(std::vector<RankLog> logs, RunInfo info) {
+Run build_run(std::vector<RankLog> logs, RunInfo info, std::vector<std::vector<Step>>* event_steps) {
   const bool values = info.values_recorded;
   RecordBuilder b(static_cast<int>(logs.size()), std::move(info));
   {
-    LogReplay replay(logs, b, values);
+    LogReplay replay(logs, b, values, event_steps);
     replay.add_regions();
     replay.replay();
   }

@@ -165,6 +165,9 @@ std::uint32_t RecordBuilder::post_recv(int r, int peer, Tag tag, int local_regio
   Receive& rv = receives_[index];
   rv = Receive{};
   rv.rank = r;
+  rv.src = peer;
+  rv.tag = tag;
+  rv.open = true;
   rv.to = location(r, local_region, offset, count);
   rv.stamp = st.clock;
   rv.values_before = keep_values(before);
@@ -196,9 +199,11 @@ void RecordBuilder::complete_recv(int r, std::uint32_t receive, ConstBytes after
   if (rv.message == kNone)
     throw std::logic_error("record: a receive completed before its message was sent");
   free_receives_.push_back(receive);
+  receives_[receive].open = false;
   Message& msg = run_.messages[rv.message];
   const Step step = std::max(msg.send_step - 1, rv.stamp) + 1;
   msg.step = step;
+  msg.delivered = true;
   st.clock = std::max(st.clock, step);
   if (msg.to.region < 0 || msg.to.count == 0) return;
   Write w;
@@ -359,6 +364,7 @@ Run RecordBuilder::finish() {
   // Sends whose receive never completed travel in their send step.
   for (auto& m : run_.messages)
     if (m.step == 0) m.step = m.send_step;
+  collect_awaited();
   release_matching_state();
   order_regions();
   Step last = 0;
@@ -369,6 +375,16 @@ Run RecordBuilder::finish() {
   sort_by_step(last);
   count_totals();
   return std::move(run_);
+}
+
+void RecordBuilder::collect_awaited() {
+  for (const Receive& rv : receives_) {
+    if (!rv.open || rv.message != kNone) continue;  // matched: the message says it
+    const std::size_t bytes = std::size_t{rv.to.count} * esize(rv.to.region);
+    run_.awaited.push_back({rv.src, rv.rank, rv.tag, rv.stamp + 1, rv.to, bytes});
+  }
+  std::stable_sort(run_.awaited.begin(), run_.awaited.end(),
+                   [](const Awaited& a, const Awaited& b) { return a.dst < b.dst; });
 }
 
 void RecordBuilder::release_matching_state() {
@@ -407,6 +423,7 @@ void RecordBuilder::order_regions() {
     w.dst.region = place(w.dst.region);
     w.src.region = place(w.src.region);
   }
+  for (Awaited& a : run_.awaited) a.to.region = place(a.to.region);
 }
 
 // Writes by (step, rank, seq); messages by (step, src, dst, the sender's

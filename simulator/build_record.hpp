@@ -43,8 +43,13 @@ struct RunInfo {
 };
 
 // logs[r] must be rank r's log. Throws std::logic_error if the logs are not
-// a complete run (a receive completed that no send matches).
-Run build_run(std::vector<RankLog> logs, RunInfo info);
+// a complete run (a receive completed that no send matches). A wait that
+// failed (Event::failed) completes nothing: its receive stays open
+// (Run::awaited). event_steps, when given, gets the step each event of each
+// rank ran in (the rank's clock after it): where a real run's wall-clock
+// times fall among the steps.
+Run build_run(std::vector<RankLog> logs, RunInfo info,
+              std::vector<std::vector<Step>>* event_steps = nullptr);
 
 class RecordBuilder;
 

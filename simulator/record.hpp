@@ -146,6 +146,23 @@ struct Message {
   std::size_t bytes = 0;
   bool reduced = false;
   ReduceOp reduce_op = ReduceOp::SUM;
+  // Its receive completed. Always, in a run that ended; a real run that
+  // failed (a rank died mid-collective) may have sent messages that never
+  // arrived (they travel, unreceived, in their send step).
+  bool delivered = false;
+};
+
+// A receive a rank posted that no message matched (a real run that failed:
+// its sender died first, or the wait ran out of time): `dst` waited, from
+// step `step` on, for `bytes` bytes from `src` into `to`. (One a message
+// matched but never completed is that Message, delivered false.)
+struct Awaited {
+  int src = -1;
+  int dst = -1;
+  Tag tag = 0;
+  Step step = 0;
+  Location to;
+  std::size_t bytes = 0;
 };
 
 enum class WriteKind : std::uint8_t { Receive, Copy, Reduce, Divide };
@@ -215,6 +232,7 @@ struct Run {
 
   std::vector<Region> regions;
   std::vector<Message> messages;  // sorted by (step, src, dst, the sender's order)
+  std::vector<Awaited> awaited;   // by (dst, the order posted); empty in a run that ended
   std::vector<Write> writes;      // sorted by (step, rank, seq)
   std::vector<RankSet> rank_sets; // interned provenance; [0] is empty
   std::vector<ProvRun> prov_runs; // arena behind every RunSpan

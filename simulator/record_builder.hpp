@@ -50,8 +50,11 @@ class RecordBuilder {
   void complete_send(int rank, std::uint32_t message);
   // after: the bytes of the receive's range now.
   void complete_recv(int rank, std::uint32_t receive, ConstBytes after);
-  // A request completed that changes nothing here (an unmatched one).
+  // A request completed that changes nothing here (an unmatched one, or a
+  // wait that failed).
   void nothing(int rank);
+  // The rank's clock: the step its last event ran in.
+  Step clock(int rank) const { return ranks_[static_cast<std::size_t>(rank)].clock; }
   // Copy, Reduce or Divide (the Event's fields, local region ids).
   void local_write(int rank, const Event& e, ConstBytes before, ConstBytes after);
   void alloc(int rank, int local);
@@ -75,9 +78,12 @@ class RecordBuilder {
   struct Receive {  // a posted receive until it completes
     std::uint32_t message = kNone;
     int rank = -1;
+    int src = -1;
+    Tag tag = 0;
     Location to;
     Step stamp = 0;
     std::size_t values_before = 0;
+    bool open = false;  // posted, not completed
   };
   RankState& rank(int r) { return ranks_[static_cast<std::size_t>(r)]; }
   int global(int r, int local) const;
@@ -92,6 +98,7 @@ class RecordBuilder {
                     ConstBytes after_values);
   void initial_state(Region& region, const LoggedRegion& logged, int rank, ConstBytes initial);
   // finish()'s parts, in order.
+  void collect_awaited();
   void release_matching_state();
   void order_regions();
   void sort_by_step(Step last);

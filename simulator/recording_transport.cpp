@@ -1,8 +1,10 @@
 #include "simulator/recording_transport.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "simulator/build_record.hpp"
 #include "simulator/record_builder.hpp"
@@ -25,6 +27,17 @@ struct RecordingTransport::State {
   std::uint32_t next_request = 0;
   int scratch_count = 0;
   bool host_memory = true;
+  // RecordOptions::collectives: the collective being marked (-1: none), its
+  // buffers' memory, whether its values are kept whole, the next one's label.
+  int open_mark = -1;
+  struct OpenBuffer {
+    Elems elems;
+    bool lent;  // the program's memory (not scratch of this transport's)
+  };
+  std::vector<OpenBuffer> open_buffers;
+  bool whole_now = false;
+  std::string next_label;
+  DType scratch_dtype_outside = DType::Float32;
 
   struct Mapped {
     std::size_t bytes;
@@ -78,7 +91,8 @@ struct RecordingTransport::State {
     return {-1, 0, 0};
   }
 
-  bool capturing() const { return options.values && host_memory; }
+  bool capturing() const { return (options.values || whole_now) && host_memory; }
+  bool keeps_event_values() const { return options.values || options.collectives; }
   std::size_t capture(ConstBytes bytes) {
     const std::size_t at = log.values.size();
     log.values.insert(log.values.end(), bytes.begin(), bytes.end());
@@ -87,7 +101,7 @@ struct RecordingTransport::State {
 
   std::size_t push(const Event& event, std::size_t before = kNoValues) {
     log.events.push_back(event);
-    if (options.values) log.event_values.emplace_back(before, kNoValues);
+    if (keeps_event_values()) log.event_values.emplace_back(before, kNoValues);
     if (options.wall_clock) {
       const auto t = steady_clock_ns();
       log.wall_ns.emplace_back(t, t);
@@ -102,6 +116,10 @@ struct RecordingTransport::State {
 
   template <typename Apply>
   void local(const Event& event, MutBytes dst, Apply apply);
+
+  ValueSample sample(Elems elems);
+  void start_mark(RecordingTransport& self, const CollectiveStart& start);
+  void end_mark(bool ok);
 
   int add_region(ConstBytes memory, LoggedRegion region) {
     const int id = static_cast<int>(log.regions.size());
@@ -138,7 +156,12 @@ class RecordedRequest final : public Request {
       return;
     }
     const std::size_t index = begin_completion();
-    inner_->wait(timeout);
+    try {
+      inner_->wait(timeout);
+    } catch (...) {
+      fail_completion(index);
+      throw;
+    }
     end_completion(index);
   }
   bool test() override {
@@ -169,6 +192,12 @@ class RecordedRequest final : public Request {
     event.request = id_;
     return state_->push(event);
   }
+  // The wait threw: its Complete stays in the log, marked failed.
+  void fail_completion(std::size_t index) {
+    if (done_ || index == kNoValues) return;
+    state_->log.events[index].failed = true;
+    if (state_->options.wall_clock) state_->log.wall_ns[index].second = steady_clock_ns();
+  }
   void end_completion(std::size_t index) {
     if (done_ || index == kNoValues) return;
     done_ = true;
@@ -188,6 +217,7 @@ class RecordedRequest final : public Request {
 RecordingTransport::RecordingTransport(Transport& inner, RecordOptions options)
     : inner_(inner), state_(std::make_shared<State>()) {
   state_->options = options;
+  state_->scratch_dtype_outside = options.scratch_dtype;
   state_->host_memory = inner.memory() == MemoryKind::Host;
   state_->log.rank = inner.rank();
   state_->log.world_size = inner.size();
@@ -400,6 +430,123 @@ void RecordingTransport::divide(DType dtype, MutBytes data, int world_size) {
   event.offset = where.offset;
   event.count = where.count;
   state_->local(event, data, [&] { inner_.divide(dtype, data, world_size); });
+}
+
+// ---- marked collectives (RecordOptions::collectives) ------------------------------
+
+std::uint64_t value_checksum(ConstBytes bytes) {
+  constexpr std::uint64_t kPrime = 1099511628211ull;
+  std::uint64_t h = 1469598103934665603ull;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    std::uint64_t word = 0;
+    for (int b = 7; b >= 0; --b) word = word << 8 | std::to_integer<std::uint64_t>(bytes[i + b]);
+    h = (h ^ word) * kPrime;
+  }
+  for (; i < bytes.size(); ++i) h = (h ^ std::to_integer<std::uint64_t>(bytes[i])) * kPrime;
+  return h;
+}
+
+namespace {
+// The bytes of a collective's buffers on the rank that has the most (the root's).
+std::size_t largest_buffers_bytes(const CollectiveStart& s, int world) {
+  const CollectiveInfo& row = collective_info(s.collective);
+  return (row.first.count(world, s.count, true) + row.second.count(world, s.count, true)) *
+         element_size(s.dtype);
+}
+}  // namespace
+
+// Its first elements while the value budget lasts, its checksum always
+// (host memory only).
+ValueSample RecordingTransport::State::sample(Elems elems) {
+  ValueSample taken;
+  if (!host_memory) return taken;
+  taken.checksum = value_checksum(elems.bytes());
+  if (log.values.size() >= options.value_budget_bytes) return taken;
+  taken.elements = std::min(elems.count, options.sample_elements);
+  taken.offset = capture(elems.bytes().first(taken.elements * element_size(elems.dtype)));
+  return taken;
+}
+
+void RecordingTransport::State::start_mark(RecordingTransport& self, const CollectiveStart& start) {
+  CollectiveMark mark;
+  mark.collective = start.collective;
+  mark.algorithm = start.algorithm;
+  mark.count = start.count;
+  mark.dtype = start.dtype;
+  mark.op = start.op;
+  mark.root = start.root;
+  mark.label = std::exchange(next_label, {});
+  mark.whole_values = host_memory &&
+                      largest_buffers_bytes(start, log.world_size) <= options.whole_values_bytes &&
+                      log.values.size() < options.value_budget_bytes;
+  whole_now = mark.whole_values;  // before naming: the names capture the values
+  options.scratch_dtype = start.dtype;
+  mark.first_event = log.events.size();
+  if (options.wall_clock) mark.start_ns = steady_clock_ns();
+  open_buffers.clear();
+  for (const ObservedBuffer* b : {&start.first, &start.second}) {
+    if (!b->present) continue;
+    MarkedBuffer marked;
+    const std::size_t regions_before = log.regions.size();
+    marked.region = self.name_buffer(b->elems.bytes(), std::string(b->name), b->elems.dtype,
+                                     b->input_offset, b->input_count);
+    marked.named = log.regions[static_cast<std::size_t>(marked.region)];
+    marked.before = sample(b->elems);
+    mark.buffers.push_back(std::move(marked));
+    open_buffers.push_back({b->elems, log.regions.size() > regions_before});
+  }
+  open_mark = static_cast<int>(log.collectives.size());
+  log.collectives.push_back(std::move(mark));
+}
+
+// Memory the program lent to a collective is known during it only: a later
+// collective's scratch may reuse its addresses.
+void RecordingTransport::State::end_mark(bool ok) {
+  CollectiveMark& mark = log.collectives[static_cast<std::size_t>(open_mark)];
+  mark.end_event = log.events.size();
+  mark.ok = ok;
+  if (options.wall_clock) mark.end_ns = steady_clock_ns();
+  for (std::size_t i = 0; i < mark.buffers.size() && i < open_buffers.size(); ++i) {
+    mark.buffers[i].after = sample(open_buffers[i].elems);
+    const auto it = by_address.find(reinterpret_cast<std::uintptr_t>(open_buffers[i].elems.ptr));
+    if (open_buffers[i].lent && it != by_address.end() &&
+        it->second.region == mark.buffers[i].region)
+      by_address.erase(it);
+  }
+  open_mark = -1;
+  open_buffers.clear();
+  whole_now = false;
+  options.scratch_dtype = scratch_dtype_outside;
+}
+
+void RecordingTransport::collective_started(const CollectiveStart& start) noexcept {
+  State& st = *state_;
+  if (!st.options.collectives || st.live) return;
+  try {
+    if (st.open_mark >= 0) st.end_mark(false);  // told of no end: it ends here
+    st.start_mark(*this, start);
+  } catch (...) {
+    // Recording never fails a collective: this one is left unmarked.
+    st.open_mark = -1;
+    st.whole_now = false;
+    st.options.scratch_dtype = st.scratch_dtype_outside;
+  }
+}
+
+void RecordingTransport::collective_ended(bool ok) noexcept {
+  State& st = *state_;
+  if (st.open_mark < 0) return;
+  try {
+    st.end_mark(ok);
+  } catch (...) {
+    st.open_mark = -1;
+    st.whole_now = false;
+  }
+}
+
+void RecordingTransport::label_next_collective(std::string label) {
+  state_->next_label = std::move(label);
 }
 
 void name_buffer(Transport& transport, ConstBytes memory, std::string name, DType dtype,

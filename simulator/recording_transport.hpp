@@ -14,6 +14,13 @@
 // log on its own (wall-clock times are kept when RecordOptions::wall_clock).
 // Made with a LiveRecord instead (every rank on one thread: fibers), it logs
 // nothing and hands each event to the record being built as it happens.
+//
+// On a real run's rank (RecordOptions::collectives) it also hears from the
+// ProcessGroup when each collective starts and ends (CollectiveObserver) and
+// marks it in the log: the buffers named as the simulator names them, the
+// algorithm that ran, and the values (whole for small buffers, else a sample
+// and a checksum), so that each collective can be cut out of the log
+// (walkthrough_log.hpp) and replayed as a Run.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "primitives/collective_observer.hpp"
 #include "simulator/record.hpp"
 #include "transport/transport.hpp"
 
@@ -36,7 +44,8 @@ inline constexpr std::size_t kNoValues = std::numeric_limits<std::size_t>::max()
 // Field use by kind:
 //   PostSend/PostRecv: peer, tag, request, region/offset/count (the bytes sent
 //                      from / landing in).
-//   Complete:          request.
+//   Complete:          request; failed: the wait threw (nothing arrived: a
+//                      peer failed, or it timed out).
 //   Copy/Reduce:       region/offset/count (destination), src_region/src_offset
 //                      (same count), op (Reduce).
 //   Divide:            region/offset/count, peer = the divisor.
@@ -45,6 +54,7 @@ inline constexpr std::size_t kNoValues = std::numeric_limits<std::size_t>::max()
 struct Event {
   EventKind kind = EventKind::Copy;
   ReduceOp op = ReduceOp::SUM;
+  bool failed = false;
   std::int32_t peer = -1;
   std::uint32_t request = 0;
   std::int32_t region = -1;
@@ -69,13 +79,56 @@ struct LoggedRegion {
   std::uint64_t alloc_event = 0;           // index of its Alloc event (scratch)
 };
 
+// A sample of a buffer's values: its first `elements` elements (their bytes
+// at `offset` in RankLog::values) and value_checksum() of all its bytes.
+struct ValueSample {
+  std::size_t offset = kNoValues;
+  std::size_t elements = 0;
+  std::uint64_t checksum = 0;
+  bool taken() const { return offset != kNoValues; }
+};
+
+// FNV-1a (64 bits) over the bytes taken 8 at a time as little-endian
+// words, then the last bytes one by one: fast enough to run over a
+// gradient bucket twice per collective (docs/replay.md).
+std::uint64_t value_checksum(ConstBytes bytes);
+
+// One of a marked collective's buffers: the region named for it, as named
+// then (initial_values: where the collective's values are kept whole), and
+// its sample when the collective started and when it ended.
+struct MarkedBuffer {
+  int region = -1;
+  LoggedRegion named;
+  ValueSample before, after;
+};
+
+// A collective a ProcessGroup ran on this rank (CollectiveObserver): its
+// events are [first_event, end_event) of the log.
+struct CollectiveMark {
+  Collective collective = Collective::AllReduce;
+  std::string algorithm;  // the one that ran (auto's choice)
+  std::size_t count = 0;  // as Scenario::count
+  DType dtype = DType::Float32;
+  ReduceOp op = ReduceOp::SUM;
+  int root = 0;
+  std::string label;  // the program's name for it ("bucket 2"); "" if none
+  std::size_t first_event = 0;
+  std::size_t end_event = kNoValues;  // kNoValues: it had not ended when the log was read
+  bool ok = false;                    // ended, and the algorithm returned
+  bool whole_values = false;          // every write's values were kept
+  std::int64_t start_ns = 0, end_ns = 0;  // wall_clock only
+  std::vector<MarkedBuffer> buffers;      // first, then second, where present
+};
+
 struct RankLog {
   int rank = -1;
   int world_size = 0;
   std::vector<LoggedRegion> regions;
   std::vector<Event> events;
-  // Value mode only, parallel to events: dst bytes before/after each write
-  // (PostRecv: before; Complete of a receive: after), as offsets in `values`.
+  std::vector<CollectiveMark> collectives;  // RecordOptions::collectives only
+  // Value mode (or collectives) only, parallel to events: dst bytes
+  // before/after each write (PostRecv: before; Complete of a receive:
+  // after), as offsets in `values`, kNoValues where not kept.
   std::vector<std::pair<std::size_t, std::size_t>> event_values;
   std::vector<std::byte> values;
   // wall_clock only, parallel to events: steady_clock_ns() at start and end.
@@ -90,12 +143,24 @@ std::int64_t steady_clock_ns();
 struct RecordOptions {
   bool values = false;      // capture bytes before/after each write (host memory only)
   bool wall_clock = false;  // keep wall-clock times (for traces of real runs)
-  DType scratch_dtype = DType::Float32;  // element type assumed for scratch memory
+  // Element type assumed for scratch memory (inside a marked collective:
+  // the collective's).
+  DType scratch_dtype = DType::Float32;
+  // Mark the collectives a ProcessGroup reports (RankLog::collectives). The
+  // values of a collective whose buffers hold at most whole_values_bytes on
+  // the rank that has the most are kept whole, while the log holds fewer
+  // than value_budget_bytes of values; of every collective, each buffer's
+  // first sample_elements elements and its checksum, before and after (host
+  // memory only).
+  bool collectives = false;
+  std::size_t whole_values_bytes = 0;
+  std::size_t value_budget_bytes = 0;
+  std::size_t sample_elements = 16;
 };
 
 class LiveRecord;
 
-class RecordingTransport final : public Transport {
+class RecordingTransport final : public Transport, public CollectiveObserver {
  public:
   RecordingTransport(Transport& inner, RecordOptions options);
   // Live: events go to `live` (which must outlive every scratch buffer this
@@ -118,6 +183,14 @@ class RecordingTransport final : public Transport {
 
   const RankLog& log() const;
   RankLog take_log();  // moves the log out (call after the rank is done)
+
+  // RecordOptions::collectives: marks the collective (its buffers named
+  // as the simulator names them), and its end.
+  void collective_started(const CollectiveStart& start) noexcept override;
+  void collective_ended(bool ok) noexcept override;
+  // The label of the next collective marked ("bucket 2"), for a program
+  // that knows better than the call order what it is.
+  void label_next_collective(std::string label);
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "ops/atomic_file.hpp"
+#include "simulator/walkthrough_file.hpp"
 
 namespace ringlab::sim {
 
@@ -135,6 +136,10 @@ void TraceWriter::flow_end(std::uint64_t id, int rank, double ts_us) {
 
 void TraceWriter::note(std::string_view text) { notes_.emplace_back(text); }
 
+void TraceWriter::other_data(std::string_view key, std::string json) {
+  other_data_.emplace_back(std::string(key), std::move(json));
+}
+
 void TraceWriter::close() {
   if (closed_) return;
   closed_ = true;
@@ -154,7 +159,9 @@ void TraceWriter::close() {
   out_ << "\n],\"otherData\":{\"notes\":[";
   for (std::size_t i = 0; i < notes_.size(); ++i)
     out_ << (i ? "," : "") << '"' << escape(notes_[i]) << '"';
-  out_ << "]}}\n";
+  out_ << "]";
+  for (const auto& [key, json] : other_data_) out_ << ",\"" << escape(key) << "\":" << json;
+  out_ << "}}\n";
   out_.flush();
 }
 
@@ -267,6 +274,21 @@ void write_trace(const Run& run, const Prediction& prediction, const CostModel& 
 
 // ---- one rank of a real run ---------------------------------------------------------
 
+namespace {
+
+// The rank's marked collectives, for `ringlab replay` (walkthrough_file.hpp).
+void add_walkthroughs(TraceWriter& writer, const RankLog& log, const TraceOptions& options,
+                      std::int64_t origin) {
+  WalkthroughFileOptions file;
+  file.series = options.flow_series;
+  file.process = options.process_name;
+  file.time_origin_ns = origin;
+  file.max_events = options.max_events;
+  writer.other_data(kWalkthroughsKey, "[" + walkthroughs_json(log, file) + "]");
+}
+
+}  // namespace
+
 void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions options) {
   if (log.wall_ns.size() != log.events.size())
     throw std::invalid_argument("rank " + std::to_string(log.rank) +
@@ -341,6 +363,7 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
         break;
     }
   }
+  if (options.walkthroughs) add_walkthroughs(writer, log, options, origin);
   writer.close();
 }
 
@@ -351,6 +374,7 @@ std::size_t merge_traces(const std::vector<std::string>& inputs, const std::stri
   // (docs/benchmarks.md, "Measurements behind the simulator's code").
   std::vector<std::string> events;
   json notes = json::array();
+  json walkthroughs = json::array();
   // Metadata ("ph":"M") names the process and the lanes, the same in every
   // rank's file: the first naming of each (pid, tid, what) is kept. A lane
   // named again (its rank's file from a later world of the same job, or a
@@ -375,6 +399,8 @@ std::size_t merge_traces(const std::vector<std::string>& inputs, const std::stri
       const auto other = trace.find("otherData");
       if (other != trace.end() && other->contains("notes"))
         for (json& note : other->at("notes")) notes.push_back(std::move(note));
+      if (other != trace.end() && other->contains(kWalkthroughsKey))
+        for (json& entry : other->at(kWalkthroughsKey)) walkthroughs.push_back(std::move(entry));
     } catch (const std::exception& e) {
       throw std::runtime_error("'" + path +
                                "' is not a Chrome trace ringlab can merge: " + e.what());
@@ -384,7 +410,9 @@ std::size_t merge_traces(const std::vector<std::string>& inputs, const std::stri
     // The layout TraceWriter writes: one event per line.
     out << kHeader << '\n';
     for (std::size_t i = 0; i < events.size(); ++i) out << (i ? ",\n" : "") << events[i];
-    out << "\n],\"otherData\":" << json{{"notes", notes}}.dump() << "}\n";
+    json other{{"notes", notes}};
+    if (!walkthroughs.empty()) other[kWalkthroughsKey] = std::move(walkthroughs);
+    out << "\n],\"otherData\":" << other.dump() << "}\n";
   });
   return events.size();
 }

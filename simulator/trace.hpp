@@ -41,6 +41,11 @@ struct TraceOptions {
   // 0 but end up in one file (a program running several worlds, each with
   // fresh processes) give each world its own series, so arrow ids differ.
   std::uint32_t flow_series = 0;
+  // write_rank_trace: the collectives the rank marked
+  // (RecordOptions::collectives), each with every event and kept value, in
+  // otherData.ringlab_walkthroughs (walkthrough_file.hpp), for `ringlab
+  // replay`; they share max_events.
+  bool walkthroughs = false;
 };
 
 std::uint64_t flow_id(int src, int dst, Tag tag, std::uint64_t k);
@@ -60,6 +65,8 @@ class TraceWriter {
   void flow_start(std::uint64_t id, int rank, double ts_us);
   void flow_end(std::uint64_t id, int rank, double ts_us);
   void note(std::string_view text);  // goes to otherData.notes
+  // otherData[key] = json (a JSON value's text), written by close().
+  void other_data(std::string_view key, std::string json);
   void close();
 
   std::size_t written() const { return written_; }
@@ -80,6 +87,7 @@ class TraceWriter {
   };
   std::vector<Dropped> dropped_;  // per lane
   std::vector<std::string> notes_;
+  std::vector<std::pair<std::string, std::string>> other_data_;
 };
 
 // The simulated run on the cost model's time axis: step k spans
@@ -94,7 +102,8 @@ void write_rank_trace(const RankLog& log, std::ostream& out, TraceOptions option
 
 // Combines Chrome trace files (those TraceWriter writes, or a merged one)
 // into `output`, written atomically (it may be one of the inputs); keeps the
-// first naming of the process and of each lane, and every note. Returns how
+// first naming of the process and of each lane, every note and every rank's
+// walkthroughs (otherData.ringlab_walkthroughs). Returns how
 // many events it wrote. Throws std::runtime_error naming a file that cannot
 // be read or is not a trace.
 std::size_t merge_traces(const std::vector<std::string>& inputs, const std::string& output);

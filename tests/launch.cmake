@@ -83,6 +83,14 @@ target_compile_definitions(test_trace_tcp PRIVATE RINGLAB_EXE="$<TARGET_FILE:rin
 add_dependencies(test_trace_tcp ringlab)
 set_tests_properties(test_trace_tcp PROPERTIES TIMEOUT 300)
 
+# `ringlab replay` of real tcp runs against `ringlab sim` of the same
+# collective, and of a run whose rank was killed mid-collective.
+ringlab_test(test_replay test_replay.cpp LIBS nlohmann_json::nlohmann_json)
+target_compile_definitions(test_replay PRIVATE RINGLAB_EXE="$<TARGET_FILE:ringlab>"
+                                               FAULT_RANK_EXE="$<TARGET_FILE:tcp_fault_rank>")
+add_dependencies(test_replay ringlab tcp_fault_rank)
+set_tests_properties(test_replay PROPERTIES TIMEOUT 300)
+
 # Elastic jobs private by default: a stranger's four attacks on the agents'
 # store (close, pose as a node, garbage state, spoofed heartbeats) are
 # refused; a job of several nodes needs a secret; an open one says so.

@@ -56,6 +56,11 @@ ringlab_python_test(python_backend test_backend.py)
 ringlab_python_test(python_p2p_storage test_p2p_storage.py)
 ringlab_python_test(python_features test_features.py $<TARGET_FILE:ringlab>
   ${PROJECT_SOURCE_DIR}/examples/python)
+# `ringlab replay` of traced PyTorch programs: the article's all_reduce
+# against `ringlab sim`; a DDP model's buckets, one walkthrough each.
+ringlab_python_test(python_replay test_replay.py $<TARGET_FILE:ringlab>
+  ${PROJECT_SOURCE_DIR}/examples/python)
+set_tests_properties(python_replay PROPERTIES TIMEOUT 660)
 ringlab_python_test(torchrun_python test_torchrun.py $<TARGET_FILE:ringlab>
   ${PROJECT_SOURCE_DIR}/examples/python python)
 

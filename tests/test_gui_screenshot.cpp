@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "gui/state.hpp"
+#include "run_program.hpp"
 #include "stb_image.h"  // libstb-dev: an independent PNG decoder
 
 namespace {
@@ -146,6 +147,39 @@ TEST_CASE("every scenario's screenshot can be made at 1024x640") {
       check_picture(png, 1024, 640);
   }
   CHECK_MESSAGE(status == 0, command << " failed");
+}
+
+TEST_CASE("a real run's trace opens in the window: ringlab gui --trace renders its frames") {
+  skip_without_xvfb_run();
+  const TempFolder out("ringlab_gui_trace");
+  const fs::path log = out.path / "log.txt";
+  const fs::path trace = out.path / "run.json";
+  // The all_reduce lesson's 3 ranks as processes over tcp: the ring, 4 steps.
+  const std::string record = ringlab::testing::kCleanEnvironment + RINGLAB_EXE +
+                             " lesson all_reduce -n 3 --trace " + trace.string() + " > " +
+                             log.string() + " 2>&1";
+  REQUIRE_MESSAGE(std::system(record.c_str()) == 0, slurp(log));
+  // Every frame: before step 1, then after each of the 4 steps.
+  std::string script = "status=0\n";
+  for (int frame = 0; frame <= 4; ++frame)
+    script += std::string(RINGLAB_EXE) + " gui --trace " + trace.string() + " --step " +
+              std::to_string(frame) + " --screenshot " + (out.path / "f").string() +
+              std::to_string(frame) + ".png >> " + log.string() + " 2>&1 || status=1\n";
+  script += "exit $status\n";
+  std::ofstream(out.path / "shoot.sh") << script;
+  const int status = std::system(("xvfb-run -a bash " + (out.path / "shoot.sh").string()).c_str());
+  INFO(slurp(log));
+  CHECK(status == 0);
+  for (int frame = 0; frame <= 4; ++frame)
+    check_picture((out.path / ("f" + std::to_string(frame) + ".png")).string(), 1280, 800);
+  CHECK(slurp(log).find("frame 4 of 4") != std::string::npos);
+  // A frame the run does not have is refused, naming the range.
+  const std::string past = std::string(RINGLAB_EXE) + " gui --trace " + trace.string() +
+                           " --step 5 --screenshot " + (out.path / "no.png").string() + " > " +
+                           log.string() + " 2>&1";
+  CHECK(std::system(past.c_str()) != 0);
+  CHECK(slurp(log).find("pick 0 (before step 1) to 4") != std::string::npos);
+  CHECK(!fs::exists(out.path / "no.png"));
 }
 
 TEST_CASE(

@@ -203,7 +203,7 @@ TEST_CASE("ringlab run --trace: 3 lanes, send/recv slices, arrows paired across 
 }
 
 TEST_CASE("ringlab lesson --trace and ringlab bench --trace: the tcp backend starts the ranks and "
-          "merges their traces") {
+          "merges their traces; the inproc backend's threads are traced too") {
   const Folder folder;
   {
     const ProgramRun run =
@@ -226,12 +226,14 @@ TEST_CASE("ringlab lesson --trace and ringlab bench --trace: the tcp backend sta
     check_arrows(t);
   }
   {
-    // The inproc backend has no processes to trace: said, not ignored.
-    const ProgramRun run = folder.ringlab("lesson all_reduce --backend inproc --trace X.json");
+    // The inproc backend's ranks are threads: traced all the same, a lane each.
+    const ProgramRun run = folder.ringlab("lesson all_reduce -n 3 --backend inproc --trace X.json");
     INFO(run.output);
-    CHECK(run.status != 0);
-    CHECK(run.output.find("--backend tcp") != std::string::npos);
-    CHECK(!std::filesystem::exists(folder.file("X.json")));
+    REQUIRE(run.status == 0);
+    const Trace t = load(folder.file("X.json"));
+    CHECK(t.lanes == std::set<int>{0, 1, 2});
+    check_arrows(t);
+    CHECK(last_collective(t) == ring_all_reduce_of_3());
   }
 }
 

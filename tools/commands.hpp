@@ -18,6 +18,7 @@ void add_lesson_commands(CLI::App& app);    // lesson_commands.cpp
 void add_bench_command(CLI::App& app);      // bench_command.cpp
 void add_run_command(CLI::App& app);        // run_command.cpp
 void add_sim_command(CLI::App& app);        // sim_command.cpp
+void add_replay_command(CLI::App& app);     // replay_command.cpp
 void add_exercise_command(CLI::App& app);   // exercise_command.cpp
 
 // Thrown by a command whose exit status is not simply 0 or 1, as `ringlab

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   ringlab::cli::add_bench_command(app);
   ringlab::cli::add_run_command(app);
   ringlab::cli::add_sim_command(app);
+  ringlab::cli::add_replay_command(app);
   ringlab::cli::add_exercise_command(app);
 #ifdef RINGLAB_HAVE_GUI
   ringlab::gui::add_gui_command(app);

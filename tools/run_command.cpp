@@ -470,17 +470,18 @@ void add_trace_option(CLI::App& sub, std::optional<backends::TraceSession>& sess
     const CLI::Option* backend = sub.get_option_no_throw("--backend");
     const std::string chosen =
         backend && backend->count() > 0 ? backend->as<std::string>() : backends::default_backend();
-    if (chosen != "tcp")
+    if (chosen == "nccl")
       throw std::invalid_argument(
-          "--trace records the tcp backend's ranks, but this run uses --backend " + chosen +
-          ": pass --backend tcp, or drop --trace (ringlab sim --trace "
+          "--trace records the ranks of the tcp, inproc and nccl_rules backends, but this run "
+          "uses --backend nccl: pass one of those, or drop --trace (ringlab sim --trace "
           "traces a simulated run)");
     session.emplace(file);
   };
   sub.add_option_function<std::string>(
       "--trace", trace_requested,
       "write a Chrome trace JSON of the run (Perfetto, chrome://tracing): a lane per rank, "
-      "slices for send/recv/reduce, arrows for messages (tcp backend)")
+      "slices for send/recv/reduce, arrows for messages, and every collective for `ringlab "
+      "replay` (tcp, inproc and nccl_rules backends)")
       ->check(file_to_write("trace file"));
 }
 

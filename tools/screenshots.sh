@@ -61,6 +61,23 @@ for shot in "${shots[@]}"; do
   made+=("$file")
 done
 
+# A real run replayed: the all_reduce lesson's ranks as processes over tcp,
+# traced, then opened from its trace (`ringlab gui --trace`), at step 3.
+real=replayed_all_reduce.png
+trace_dir=$(mktemp -d)
+trap 'rm -rf "$trace_dir"' EXIT
+temp=$out/.$real.tmp.png
+if ! "$exe" lesson all_reduce -n 4 --trace "$trace_dir/run.json" > /dev/null 2>&1 ||
+   ! "$exe" gui --trace "$trace_dir/run.json" --step 3 --width 1280 --height 800 \
+      --screenshot "$temp" > /dev/null; then
+  rm -f "$temp"
+  echo "screenshots: could not make $out/$real (lesson all_reduce --trace, then gui --trace)" >&2
+  exit 1
+fi
+mv -f "$temp" "$out/$real"
+echo "made $out/$real (a real run's trace, frame 3)"
+made+=("$real")
+
 status=0
 for image in "$out"/*.png; do
   name=$(basename "$image")

@@ -30,6 +30,7 @@
 #include "simulator/trace.hpp"
 #include "tools/commands.hpp"
 #include "tools/option_checks.hpp"
+#include "tools/run_printer.hpp"
 #include "tools/sim_calibrate.hpp"
 #include "tools/sim_compare.hpp"
 #include "tools/sim_values.hpp"
@@ -93,12 +94,6 @@ std::size_t count_for(Collective c, std::size_t bytes, DType dtype, int ranks) {
   return bytes / element_size(dtype) / collective_info(c).size_blocks(ranks);
 }
 
-std::string where(const Run& run, const Location& l) {
-  if (l.region < 0) return l.count == 0 ? "(an empty token)" : "(unnamed memory)";
-  const Region& r = run.regions[static_cast<std::size_t>(l.region)];
-  return r.name + "[" + std::to_string(l.offset) + ":" + std::to_string(l.offset + l.count) + "]";
-}
-
 // A rate readable at any size: "5.374 GB/s", "0.267 MB/s".
 std::string rate(double GBps) {
   char buf[32];
@@ -109,81 +104,6 @@ std::string rate(double GBps) {
   else
     std::snprintf(buf, sizeof buf, "%.3f KB/s", GBps * 1e6);
   return buf;
-}
-
-std::string provenance_line(const Run& run, const Replay& replay, int region) {
-  std::string out;
-  for (const ProvRun& p : replay.provenance(region)) {
-    if (!out.empty()) out += " | ";
-    out += "[" + std::to_string(p.offset) + ":" + std::to_string(p.offset + p.count) + "] " +
-           run.set(p.set).to_string();
-  }
-  return out;
-}
-
-// only: the region names to show (empty: every user buffer).
-void print_buffers(const Run& run, const Replay& replay, const std::vector<std::string>& only = {}) {
-  for (int r = 0; r < run.ranks; ++r) {
-    std::vector<int> shown;
-    for (int id : run.regions_of(r)) {
-      const Region& region = run.regions[static_cast<std::size_t>(id)];
-      const bool wanted = only.empty() || std::find(only.begin(), only.end(), region.name) != only.end();
-      if (region.kind == RegionKind::User && region.count > 0 && wanted) shown.push_back(id);
-    }
-    for (int id : shown) {
-      const Region& region = run.regions[static_cast<std::size_t>(id)];
-      const std::string what = shown.size() == 1 ? "data" : region.name;
-      std::printf("%s has %s %s\n", run.roles[static_cast<std::size_t>(r)] == "rank " + std::to_string(r)
-                                        ? ("Rank " + std::to_string(r)).c_str()
-                                        : run.roles[static_cast<std::size_t>(r)].c_str(),
-                  what.c_str(), replay.tensor(id).to_string().c_str());
-      std::printf("        inputs in it: %s\n", provenance_line(run, replay, id).c_str());
-    }
-  }
-}
-
-// show_empty: also the messages that carry 0 bytes (an empty chunk of a
-// ring with fewer elements than ranks); a run whose every message is empty
-// (the barrier's tokens) shows them anyway.
-void print_steps(const Run& run, bool show_empty) {
-  bool any_data = false;
-  std::size_t empty = 0;
-  for (const Message& m : run.messages) {
-    any_data = any_data || m.bytes > 0;
-    empty += m.bytes == 0;
-  }
-  const bool hide = !show_empty && any_data && empty > 0;
-  if (hide)
-    std::printf(
-        "# %zu of %zu messages carry 0 bytes (empty chunks: fewer elements than ranks) "
-        "and are not shown; --show-empty shows them\n",
-        empty, run.messages.size());
-  Replay replay(run);
-  replay.seek(0);
-  std::printf("before the first message (step 0):\n");
-  print_buffers(run, replay);
-  for (Step k = 1; k <= run.steps; ++k) {
-    std::printf("\nstep %u:\n", k);
-    std::size_t hidden = 0;
-    for (const Message& m : run.messages_in(k)) {
-      if (hide && m.bytes == 0) {
-        ++hidden;
-        continue;
-      }
-      std::string carries = m.payload.count ? run.set(run.runs(m.payload)[0].set).to_string() : "-";
-      if (m.payload.count > 1) carries += ", ...";
-      std::printf("  rank %d -> rank %d: %s -> %s (%zu bytes, inputs %s)", m.src, m.dst,
-                  where(run, m.from).c_str(), where(run, m.to).c_str(), m.bytes, carries.c_str());
-      if (m.reduced)
-        std::printf(", then %s into %s", std::string(op_name(m.reduce_op)).c_str(),
-                    where(run, run.writes[static_cast<std::size_t>(m.reduced_by_write)].dst).c_str());
-      std::printf("\n");
-    }
-    if (hidden > 0) std::printf("  (and %zu empty message%s)\n", hidden, hidden == 1 ? "" : "s");
-    replay.seek(k);
-    std::printf("after step %u:\n", k);
-    print_buffers(run, replay);
-  }
 }
 
 // What a prediction reports besides its steps' times.
@@ -336,7 +256,9 @@ void run_recorded(const SimCommand& c, const Scenario& s, const CostModel& model
   std::printf("# answered by %s\n", path_line(f).c_str());
   if (show) {
     if (!run.values_recorded) std::printf("# %s\n", run.values_note.c_str());
-    print_steps(run, c.show_empty);
+    StepPrinting how;
+    how.show_empty = c.show_empty;
+    print_steps(run, how);
   }
   print_prediction(totals_of(run), p, model, segment_note(s));
   write_trace_file(c, run, p, model);

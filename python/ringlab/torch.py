@@ -17,7 +17,10 @@ writes a Perfetto trace of the default group to DIR/trace.json (each rank
 writes DIR/rank<r>.json when the program ends, and the last one to write
 merges them); under `ringlab run --trace FILE` the ranks' files go to the
 launcher, which merges them into FILE. A DIR that cannot be written is
-refused when the group is made. The variables (these, RINGLAB_TIMEOUT_MS,
+refused when the group is made. Each collective in the trace is a walkthrough
+that `ringlab replay DIR/trace.json` prints step by step; a DDP model with
+ddp_model.register_comm_hook(None, ringlab.torch.bucket_hook) names each
+gradient bucket's ("bucket 0", ...). The variables (these, RINGLAB_TIMEOUT_MS,
 RINGLAB_BIND_ADDR, RINGLAB_JOB_TOKEN) are read on the C++ side, as every
 ringlab rank reads them.
 
@@ -356,6 +359,11 @@ class ProcessGroupRinglab(dist.ProcessGroup):
             self._group.all_reduce(_buf(t, "all_reduce's tensor"), op)
         return _completed(tensors)
 
+    def label_next_collective(self, label):
+        """Names the next collective's walkthrough in the trace ("bucket 2");
+        `ringlab replay` and `ringlab gui --trace` show it by that name."""
+        self._group.label_next_collective(str(label))
+
     def allreduce_coalesced(self, tensors, opts=None):
         return self.allreduce(tensors, opts)
 
@@ -439,6 +447,24 @@ class ProcessGroupRinglab(dist.ProcessGroup):
     def recv_anysource(self, tensors, tag=0):
         raise ValueError("ringlab backend: recv needs a src: ringlab's transport matches a "
                          "message by its source and tag; pass src=")
+
+
+def bucket_hook(state, bucket):
+    """A DDP comm hook that does what DDP does without one (each gradient
+    bucket divided by the world size, then all_reduce'd), and names each
+    bucket's all_reduce in the trace "bucket K" (K: its index), so that
+    `ringlab replay` shows one walkthrough per bucket, by name:
+
+        ddp_model.register_comm_hook(None, ringlab.torch.bucket_hook)
+
+    state: the process group (None: the default one)."""
+    group = state if state is not None else dist.distributed_c10d._get_default_group()
+    if isinstance(group, ProcessGroupRinglab):
+        group.label_next_collective(f"bucket {bucket.index()}")
+    tensor = bucket.buffer()
+    tensor.div_(group.size())
+    return dist.all_reduce(tensor, group=group, async_op=True).get_future().then(
+        lambda fut: fut.value()[0])
 
 
 def _create(options, pg_options=None):

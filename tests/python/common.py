@@ -1,6 +1,7 @@
 """What the Python tests share: skipping without torch, ports, running
 programs with a deadline, and the article's rule for comparing outputs."""
 
+import importlib.util
 import os
 import re
 import socket
@@ -11,14 +12,21 @@ SKIP = 77  # ctest's SKIP_RETURN_CODE for these tests
 
 
 def require_torch():
-    """Exits 77 (skipped) with the reason when this interpreter has no torch."""
-    try:
-        import torch  # noqa: F401
-        import torch.distributed  # noqa: F401
-    except ImportError as error:
-        print(f"SKIP: {sys.executable} cannot import torch ({error}); "
+    """Exits 77 (skipped) with the reason when this interpreter has no torch.
+    It looks for the package without importing it: a test that only starts
+    programs would pay torch's import (a second of CPU) for nothing, and one
+    that uses torch imports it anyway."""
+    if importlib.util.find_spec("torch") is None:
+        print(f"SKIP: {sys.executable} has no torch; "
               "apt-get install python3-torch (tools/deps.sh does)")
         sys.exit(SKIP)
+
+
+def torch_version():
+    """(major, minor) of the installed torch, read without importing it."""
+    import importlib.metadata
+    major, minor = importlib.metadata.version("torch").split(".")[:2]
+    return int(major), int(minor)
 
 
 def require_names(names, what):
