@@ -71,7 +71,8 @@ function(ringlab_public_headers target)
   target_sources(${target} PUBLIC FILE_SET HEADERS BASE_DIRS ${PROJECT_SOURCE_DIR} FILES ${ARGN})
 endfunction()
 
-ringlab_public_headers(ringlab_ops ops/comm_error.hpp ops/dtype.hpp ops/reduce_op.hpp ops/tensor.hpp)
+ringlab_public_headers(ringlab_ops ops/comm_error.hpp ops/dtype.hpp ops/half.hpp ops/reduce_op.hpp
+  ops/tensor.hpp)
 ringlab_public_headers(ringlab_store store/store.hpp store/key_value_store.hpp
   store/c10d_client.hpp)
 ringlab_public_headers(ringlab_transport_api transport/transport.hpp transport/thread_world.hpp)

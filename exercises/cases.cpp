@@ -42,7 +42,12 @@ double gloo_ring_value(const Case& c, int rank, std::size_t j) {
 
 bool takes_op(const Exercise& exercise) { return has_op(exercise.shape); }
 
-double input_value(const Case& c, int rank, std::size_t i) {
+double held_as(DType dtype, double v) {
+  return visit_dtype(dtype, [&]<typename T>() { return static_cast<double>(ringlab::wrapped<T>(v)); });
+}
+
+namespace {
+double input_pattern(const Case& c, int rank, std::size_t i) {
   const std::size_t r = static_cast<std::size_t>(rank);
   switch (c.op) {
     case ReduceOp::PRODUCT:
@@ -55,11 +60,19 @@ double input_value(const Case& c, int rank, std::size_t i) {
     case ReduceOp::BXOR:
       return static_cast<double>((37 * r + 11 * i + 5) % 128);
     case ReduceOp::AVG:
-      return c.ranks * (1.0 + 2.0 * rank + static_cast<double>(i));
+      return c.ranks * (1.0 + static_cast<double>((r + i) % 3));
     case ReduceOp::SUM:
       break;
   }
   return 1.0 + 2.0 * rank + static_cast<double>(i);
+}
+}  // namespace
+
+double input_value(const Case& c, int rank, std::size_t i) {
+  // Every pattern above is true almost everywhere as a bool, so that or and
+  // and would pass without the other ranks' inputs: bool gets one of its own.
+  if (c.dtype == DType::Bool) return (static_cast<std::size_t>(rank) + i) % 3 != 0 ? 1 : 0;
+  return held_as(c.dtype, input_pattern(c, rank, i));
 }
 
 std::string describe(const Exercise& exercise, const Case& c) {
@@ -154,7 +167,8 @@ bool checked(const Exercise& exercise, const Case& c, int rank, int buffer, std:
   }
 }
 
-double expected_value(const Exercise& exercise, const Case& c, int rank, int, std::size_t i) {
+namespace {
+double expected_unheld(const Exercise& exercise, const Case& c, int rank, std::size_t i) {
   const std::size_t n = c.count;
   switch (exercise.shape) {
     case Shape::PingPong:
@@ -181,6 +195,11 @@ double expected_value(const Exercise& exercise, const Case& c, int rank, int, st
     }
   }
   return 0;
+}
+}  // namespace
+
+double expected_value(const Exercise& exercise, const Case& c, int rank, int, std::size_t i) {
+  return held_as(c.dtype, expected_unheld(exercise, c, rank, i));
 }
 
 std::vector<int> expected_sources(const Exercise& exercise, const Case& c, int rank, int,

@@ -11,15 +11,21 @@
 // 100,003-element case last (the backends always, the simulator with
 // --large). DDP's gradients are float32 throughout.
 //
-// Every input and every result is an integer that the case's dtype holds
-// exactly, so that every order of combining gives the same bits: SUM adds
-// small integers, PRODUCT multiplies ones and twos (at most 2^9), MIN and MAX
-// pick among 0 .. 10, the bitwise ops combine 7-bit patterns, and AVG's
-// inputs are multiples of the world size (the average of P * (1 + 2r + i)
-// is an integer). Only DDP's division by P rounds.
+// Every input and every result is what the case's dtype holds of an
+// integer, so that every order of combining gives the same bits: SUM adds
+// small integers (at most 135, exact in bfloat16), PRODUCT multiplies ones
+// and twos (at most 2^9), MIN and MAX pick among 0 .. 10, the bitwise ops
+// combine 7-bit patterns, and AVG's inputs are multiples of the world size
+// whose sums stay at most 243 (the average of P * (1 + (r + i) % 3) is an
+// integer, and every partial sum is exact in bfloat16). Integers wrap as
+// the dtype does (a sum of 135 in int8 is -121, whatever the order). A
+// bool case's inputs are (r + i) % 3 != 0 whatever the op (SUM is or,
+// PRODUCT and, as ops/reduce_op.cpp says), so that every result needs the
+// other ranks' inputs. Only DDP's division by P rounds.
 #pragma once
 
 #include <cstddef>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -32,10 +38,14 @@ namespace ringlab::exercises {
 
 inline constexpr int kMaxWorld = 9;
 inline constexpr std::size_t kLargeCount = 100003;
-// The dtypes every exercise with data is checked on (DDP's: float32 only).
-// A dtype added to ops/ is checked once it is listed here.
-inline constexpr DType kCheckedDTypes[] = {DType::Int64, DType::Int32, DType::Float32,
-                                           DType::Float64};
+// The dtypes every exercise with data is checked on (DDP's: float32 only):
+// every dtype of ops/dtype.hpp, so a solution that assumes its elements'
+// type or size (8 bytes, 4, a float) fails. The first four come first, so
+// a solution right for int64 only fails in int32 first.
+inline constexpr DType kCheckedDTypes[] = {
+    DType::Int64, DType::Int32,   DType::Float32, DType::Float64, DType::Bool,
+    DType::UInt8, DType::Int8,    DType::Int16,   DType::Float16, DType::BFloat16};
+static_assert(std::size(kCheckedDTypes) == std::size(kAllDTypes), "a dtype left unchecked");
 
 struct Case {
   int ranks = 1;
@@ -55,8 +65,11 @@ Case cost_case(const Exercise& exercise);
 // Whether the exercise's function takes an op (and is checked with every op).
 bool takes_op(const Exercise& exercise);
 
-// Rank r's input element i in case c (the pattern of c's op).
+// Rank r's input element i in case c (the pattern of c's op), as c's dtype
+// holds it.
 double input_value(const Case& c, int rank, std::size_t i);
+// v as `dtype` holds it (ops/dtype.hpp's wrapped), back as a double.
+double held_as(DType dtype, double v);
 
 // One of a rank's buffers, as the function receives it.
 struct BufferPlan {

@@ -37,7 +37,7 @@ const char* kind_name(Record::Kind kind) {
 
 void put_element(std::vector<std::byte>& out, DType dtype, double value) {
   visit_dtype(dtype, [&]<typename T>() {
-    const T typed = static_cast<T>(value);
+    const T typed = ringlab::wrapped<T>(value);
     const auto* bytes = reinterpret_cast<const std::byte*>(&typed);
     out.insert(out.end(), bytes, bytes + sizeof typed);
   });

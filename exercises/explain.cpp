@@ -32,9 +32,7 @@ const sim::RankSet& set_at(const sim::Run& run, sim::RunSpan span, std::size_t e
 std::string value_at(const sim::Run& run, std::size_t offset, std::size_t element) {
   if (!run.values_recorded) return "";
   double value = visit_dtype(run.dtype, [&]<typename T>() {
-    T v;
-    std::memcpy(&v, run.values.data() + offset + element * sizeof(T), sizeof v);
-    return static_cast<double>(v);
+    return static_cast<double>(load_element<T>(run.values.data() + offset, element));
   });
   return format_value(value, run.dtype);
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <type_traits>
@@ -87,13 +88,14 @@ class KnowingTransport final : public Transport {
 
 double read_element(const Buffer& buffer, DType dtype, std::size_t i) {
   return visit_dtype(dtype, [&]<typename T>() {
-    return static_cast<double>(reinterpret_cast<const T*>(buffer.storage.get())[i]);
+    return static_cast<double>(load_element<T>(buffer.storage.get(), i));
   });
 }
 
 void write_element(Buffer& buffer, DType dtype, std::size_t i, double value) {
   visit_dtype(dtype, [&]<typename T>() {
-    reinterpret_cast<T*>(buffer.storage.get())[i] = static_cast<T>(value);
+    const T typed = ringlab::wrapped<T>(value);
+    std::memcpy(buffer.storage.get() + i * sizeof(T), &typed, sizeof(T));
   });
 }
 
@@ -187,7 +189,7 @@ RankOutcome run_case_on_rank(const Exercise& exercise, const Function& fn, const
 
 std::string format_value(double value, DType dtype) {
   char text[64];
-  if (dtype == DType::Float32 || dtype == DType::Float64)
+  if (is_floating(dtype))
     std::snprintf(text, sizeof text, "%.9g", value);
   else
     std::snprintf(text, sizeof text, "%.0f", value);

@@ -15,11 +15,12 @@
 // use the same step. Elems is a typed range: buf.slice(offset, count),
 // buf.count, buf.dtype. split_even(count, P) cuts a count into P chunks.
 //
-// Buffers come in every dtype: int64, int32, float32, float64. Let Elems and
-// comm's calls handle the element type (slice counts elements, reduce and
-// copy know the dtype); code that assumes 8-byte int64 elements fails.
+// Buffers come in every dtype: bool, uint8, int8, int16, int32, int64,
+// float16, bfloat16, float32, float64. Let Elems and comm's calls handle the
+// element type (slice counts elements, reduce and copy know the dtype); code
+// that assumes 8-byte int64 elements, or any one size, fails.
 // An op is any of SUM, PRODUCT, MIN, MAX, the bitwise BAND, BOR, BXOR (on
-// integers) and AVG (on floats): comm.reduce(op, ...) applies it, adding for
+// integers and bool) and AVG (on floats): comm.reduce(op, ...) applies it, adding for
 // AVG, and a function that takes an op divides by P at the end for AVG:
 //   if (op == ReduceOp::AVG) comm.transport().divide(part.dtype, part.bytes(), comm.size());
 // on the part of buf that holds its result.

@@ -319,6 +319,7 @@ std::string seconds_text(double seconds) {
 }
 
 std::string value_text(double value, DType dtype) {
+  if (dtype == DType::Bool) return value != 0 ? "True" : "False";
   char text[32];
   if (!is_floating(dtype))
     std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));

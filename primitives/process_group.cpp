@@ -267,12 +267,12 @@ int ProcessGroup::recv(Tensor& tensor, int src, int tag) {
 Work ProcessGroup::isend(const Tensor& tensor, int dst, int tag) {
   transport_->check_peer(dst, "send: dst");
   return Work(std::make_shared<RequestWork>(
-      transport_->isend(dst, user_tag(rank(), tag), tensor.bytes())));
+      transport_->isend_typed(dst, user_tag(rank(), tag), tensor.bytes(), tensor.dtype())));
 }
 Work ProcessGroup::irecv(Tensor& tensor, int src, int tag) {
   transport_->check_source(src, "recv: src");
   return Work(std::make_shared<RequestWork>(
-      transport_->irecv(src, user_tag(rank(), tag), tensor.bytes()), src));
+      transport_->irecv_typed(src, user_tag(rank(), tag), tensor.bytes(), tensor.dtype()), src));
 }
 
 // ---- collectives --------------------------------------------------------------

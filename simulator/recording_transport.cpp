@@ -288,35 +288,52 @@ Event RecordingTransport::post_event(EventKind kind, int peer, Tag tag, ConstByt
 }
 
 std::unique_ptr<Request> RecordingTransport::isend(int dst, Tag tag, ConstBytes data) {
+  return record_send(dst, tag, data, [&] { return inner_.isend(dst, tag, data); });
+}
+std::unique_ptr<Request> RecordingTransport::isend_typed(int dst, Tag tag, ConstBytes data,
+                                                         DType dtype) {
+  return record_send(dst, tag, data, [&] { return inner_.isend_typed(dst, tag, data, dtype); });
+}
+std::unique_ptr<Request> RecordingTransport::irecv(int src, Tag tag, MutBytes data) {
+  return record_recv(src, tag, data, [&] { return inner_.irecv(src, tag, data); });
+}
+std::unique_ptr<Request> RecordingTransport::irecv_typed(int src, Tag tag, MutBytes data,
+                                                         DType dtype) {
+  return record_recv(src, tag, data, [&] { return inner_.irecv_typed(src, tag, data, dtype); });
+}
+
+std::unique_ptr<Request> RecordingTransport::record_send(
+    int dst, Tag tag, ConstBytes data, const std::function<std::unique_ptr<Request>()>& post) {
   const Event event = post_event(EventKind::PostSend, dst, tag, data);
   if (state_->live) {
     const std::uint32_t message =
         state_->live->post_send(rank(), dst, tag, event.region, event.offset, event.count);
-    auto request = inner_.isend(dst, tag, data);
+    auto request = post();
     return std::make_unique<RecordedRequest>(std::move(request), state_, message, false,
                                              MutBytes{});
   }
   const std::size_t index = state_->push(event);
-  auto request = inner_.isend(dst, tag, data);
+  auto request = post();
   state_->finish(index, {}, false);
   return std::make_unique<RecordedRequest>(std::move(request), state_, event.request, false,
                                            MutBytes{});
 }
 
-std::unique_ptr<Request> RecordingTransport::irecv(int src, Tag tag, MutBytes data) {
+std::unique_ptr<Request> RecordingTransport::record_recv(
+    int src, Tag tag, MutBytes data, const std::function<std::unique_ptr<Request>()>& post) {
   const Event event = post_event(EventKind::PostRecv, src, tag, data);
   if (state_->live) {
     // Before the wrapped irecv: it may copy a queued message in at once.
     const std::uint32_t receive =
         state_->live->post_recv(rank(), src, tag, event.region, event.offset, event.count,
                                 state_->capturing() ? ConstBytes(data) : ConstBytes{});
-    auto request = inner_.irecv(src, tag, data);
+    auto request = post();
     return std::make_unique<RecordedRequest>(std::move(request), state_, receive, true, data);
   }
   // Before the wrapped irecv: it may copy a queued message in at once.
   const std::size_t before = state_->capturing() ? state_->capture(data) : kNoValues;
   const std::size_t index = state_->push(event, before);
-  auto request = inner_.irecv(src, tag, data);
+  auto request = post();
   state_->finish(index, {}, false);
   return std::make_unique<RecordedRequest>(std::move(request), state_, event.request, true, data);
 }

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -196,6 +197,9 @@ class RecordingTransport final : public Transport, public CollectiveObserver {
   std::string_view name() const override { return inner_.name(); }
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;
+  // Recorded as isend/irecv; the wrapped transport is told the dtype.
+  std::unique_ptr<Request> isend_typed(int dst, Tag tag, ConstBytes data, DType dtype) override;
+  std::unique_ptr<Request> irecv_typed(int src, Tag tag, MutBytes data, DType dtype) override;
   // sendrecv: the base class's (both posted through isend/irecv above, then
   // waited on together).
   MemoryKind memory() const override { return inner_.memory(); }
@@ -212,6 +216,12 @@ class RecordingTransport final : public Transport, public CollectiveObserver {
   struct State;
 
  private:
+  // isend/irecv, the wrapped transport's call given (typed or not).
+  std::unique_ptr<Request> record_send(int dst, Tag tag, ConstBytes data,
+                                       const std::function<std::unique_ptr<Request>()>& post);
+  std::unique_ptr<Request> record_recv(int src, Tag tag, MutBytes data,
+                                       const std::function<std::unique_ptr<Request>()>& post);
+
   Event post_event(EventKind kind, int peer, Tag tag, ConstBytes data);
 
   Transport& inner_;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "exercises/builtin.hpp"
@@ -161,6 +163,53 @@ void ring_all_reduce_int64_only(Comm& comm, Elems buf, ReduceOp op) {
 }
 
 namespace {
+// acc = acc op in for elements of type T (typed copies: any alignment).
+template <typename T>
+void reduce_as(ReduceOp op, Elems acc, Elems in) {
+  for (std::size_t i = 0; i < acc.nbytes() / sizeof(T); ++i) {
+    T a, b;
+    std::memcpy(&a, acc.ptr + i * sizeof(T), sizeof(T));
+    std::memcpy(&b, in.ptr + i * sizeof(T), sizeof(T));
+    if (op == ReduceOp::PRODUCT) a *= b;
+    else if (op == ReduceOp::MIN) a = std::min(a, b);
+    else if (op == ReduceOp::MAX) a = std::max(a, b);
+    else if constexpr (std::is_integral_v<T>) {
+      if (op == ReduceOp::BAND) a &= b;
+      else if (op == ReduceOp::BOR) a |= b;
+      else if (op == ReduceOp::BXOR) a ^= b;
+      else a += b;
+    } else {
+      a += b;
+    }
+    std::memcpy(acc.ptr + i * sizeof(T), &a, sizeof(T));
+  }
+}
+}  // namespace
+
+void ring_all_reduce_four_dtypes(Comm& comm, Elems buf, ReduceOp op) {
+  const int P = comm.size(), r = comm.rank();
+  const auto chunks = split_even(buf.count, P);
+  auto scratch = comm.scratch(chunks.front().count, buf.dtype);
+  auto reduce = [&](Elems acc, Elems in) {
+    if (buf.dtype == DType::Int32) reduce_as<std::int32_t>(op, acc, in);
+    else if (buf.dtype == DType::Float32) reduce_as<float>(op, acc, in);
+    else if (buf.dtype == DType::Float64) reduce_as<double>(op, acc, in);
+    else reduce_as<std::int64_t>(op, acc, in);  // "everything else is int64"
+  };
+  for (int s = 0; s < P - 1; ++s) {
+    const Elems into = chunk(buf, chunks, mod(r - s - 2, P));
+    const Elems received = scratch.elems.slice(0, into.count);
+    comm.sendrecv(mod(r + 1, P), chunk(buf, chunks, mod(r - s - 1, P)), mod(r - 1, P), received,
+                  static_cast<unsigned>(s));
+    reduce(into, received);
+  }
+  for (int s = 0; s < P - 1; ++s)
+    comm.sendrecv(mod(r + 1, P), chunk(buf, chunks, mod(r - s, P)), mod(r - 1, P),
+                  chunk(buf, chunks, mod(r - s - 1, P)), static_cast<unsigned>(P - 1 + s));
+  if (op == ReduceOp::AVG) comm.transport().divide(buf.dtype, buf.bytes(), P);
+}
+
+namespace {
 
 // The first case of a world of 2 ranks, on rank 0: where the mistakes below
 // strike (the world of 1 passes first, so the check is under way).
@@ -259,6 +308,8 @@ const NamedMistake kMistakes[] = {
     {"ring_all_reduce_forgets_increment", "ring_all_reduce",
      AllReduceFn{ring_all_reduce_forgets_increment}, ""},
     {"ring_all_reduce_int64_only", "ring_all_reduce", AllReduceFn{ring_all_reduce_int64_only},
+     ""},
+    {"ring_all_reduce_four_dtypes", "ring_all_reduce", AllReduceFn{ring_all_reduce_four_dtypes},
      ""},
     {"ring_all_gather_wrong_peer", "ring_all_gather", BlocksFn{ring_all_gather_wrong_peer}, ""},
     {"dissemination_barrier_one_round", "dissemination_barrier",

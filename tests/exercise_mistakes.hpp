@@ -30,6 +30,10 @@ void ring_all_reduce_receive_first(Comm& comm, Elems buf, ReduceOp op);
 void ring_all_reduce_forgets_increment(Comm& comm, Elems buf, ReduceOp op);
 // Its own reduction loop over the bytes as int64 words: right for int64 only.
 void ring_all_reduce_int64_only(Comm& comm, Elems buf, ReduceOp op);
+// Its own reduction loop for the four dtypes ringlab had first (int32,
+// int64, float32, float64), anything else as int64 words: right for those
+// four only (a checker of those four alone passed it).
+void ring_all_reduce_four_dtypes(Comm& comm, Elems buf, ReduceOp op);
 // Receives from the right neighbour, which sends to its own right: the wrong peer.
 void ring_all_gather_wrong_peer(Comm& comm, Elems buf, std::span<const Chunk> blocks);
 // Reduces with SUM whatever op was asked for.

@@ -87,8 +87,8 @@ TEST_CASE("a right solution passes on the evidence of every case") {
                                  {EXERCISE_SOLUTIONS, "ring_all_reduce"}, options);
   INFO(run.output);
   CHECK(run.passed);
-  CHECK(has(run.output, "simulator  234 cases passed"));  // 9 worlds of 26
-  CHECK(has(run.output, "tcp        243 cases passed"));  // and the 100,003 elements
+  CHECK(has(run.output, "simulator  576 cases passed"));  // 9 worlds of 64
+  CHECK(has(run.output, "tcp        585 cases passed"));  // and the 100,003 elements
 }
 
 TEST_CASE("ending the program with status 0 is no pass, however it is done") {
@@ -98,7 +98,7 @@ TEST_CASE("ending the program with status 0 is no pass, however it is done") {
     INFO(name << ":\n" << checked.run.output);
     CHECK(!checked.run.passed);
     CHECK(has(checked.run.output, "FAILED: the check did not see every case come back right: "
-                                  "case 1 of 26 in a world of 2 on simulator"));
+                                  "case 1 of 64 in a world of 2 on simulator"));
     CHECK(has(checked.run.output, "rank 0 started it and never returned from your function"));
     CHECK(has(checked.run.output, "exited with status 0 all the same"));
     CHECK(has(checked.run.output, "std::exit, _exit, quick_exit, or an atexit handler"));
@@ -107,7 +107,7 @@ TEST_CASE("ending the program with status 0 is no pass, however it is done") {
   const Checked atexit = check_mistake("atexit_zero", folder);
   INFO(atexit.run.output);
   CHECK(!atexit.run.passed);
-  CHECK(has(atexit.run.output, "FAILED on simulator: case 2 of 26 in a world of 2"));
+  CHECK(has(atexit.run.output, "FAILED on simulator: case 2 of 64 in a world of 2"));
   CHECK(has(atexit.run.output, "rank 0 returned with buffers that are not the closed form's"));
   CHECK(has(atexit.run.output, "exited with status 0 all the same"));
 }
@@ -145,7 +145,7 @@ TEST_CASE("a case that never returns is named within its limit, after what passe
   INFO(checked.run.output);
   CHECK(!checked.run.passed);
   CHECK(has(checked.run.output,
-            "FAILED: case 1 of 27 in a world of 2 on inproc (2 ranks, 0 int64 elements per rank, "
+            "FAILED: case 1 of 65 in a world of 2 on inproc (2 ranks, 0 int64 elements per rank, "
             "op sum) did not return within 3 s: a loop that never ends, or a receive nobody "
             "answers?"));
   CHECK(has(checked.run.output, "rank 0 was still in your function"));
@@ -154,7 +154,7 @@ TEST_CASE("a case that never returns is named within its limit, after what passe
   // The simulator's line came as soon as it was written, seconds before the end.
   double simulator_line = -1;
   for (const auto& [at, text] : checked.printed)
-    if (has(text, "simulator  234 cases passed")) simulator_line = at;
+    if (has(text, "simulator  576 cases passed")) simulator_line = at;
   REQUIRE(simulator_line >= 0);
   CHECK(checked.seconds - simulator_line >= 2.5);
   const pid_t spinner = pid_in(folder / "hang.pid");
@@ -166,7 +166,7 @@ TEST_CASE("a rank that spins in the simulator is named too") {
   testing::Folder folder;
   const Checked checked = check_mistake("never_returns", folder, {kSimulatorStage}, 2, 1000);
   INFO(checked.run.output);
-  CHECK(has(checked.run.output, "case 1 of 26 in a world of 2 on simulator"));
+  CHECK(has(checked.run.output, "case 1 of 64 in a world of 2 on simulator"));
   CHECK(has(checked.run.output, "did not return within 2 s"));
   CHECK(checked.seconds < 60);
 }
@@ -186,7 +186,7 @@ TEST_CASE("memory is capped, and the rank that ran out says so") {
   const Checked checked = check_mistake("reserves_10_gib", folder);
   INFO(checked.run.output);
   CHECK(!checked.run.passed);
-  CHECK(has(checked.run.output, "FAILED on simulator: case 1 of 26 in a world of 1"));
+  CHECK(has(checked.run.output, "FAILED on simulator: case 1 of 64 in a world of 1"));
   CHECK(has(checked.run.output, "rank 0 ran out of memory in your function (std::bad_alloc)"));
   CHECK(has(checked.run.output, "2048 MiB (ringlab exercise check --memory-mb sets it)"));
 }

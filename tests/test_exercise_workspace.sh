@@ -51,7 +51,7 @@ if "$ringlab" exercise check ring_all_reduce > empty.out 2>&1; then
   cat empty.out >&2
   fail "the empty starter passed"
 fi
-expect empty.out "FAILED on simulator: case 2 of 26 in a world of 2"
+expect empty.out "FAILED on simulator: case 2 of 64 in a world of 2"
 expect empty.out "rank 0: element 0 of buf holds 1, should hold 4"
 expect empty.out "is the function still empty?"
 "$ringlab" exercise list > list.out
@@ -78,16 +78,16 @@ if "$ringlab" exercise check ring_all_reduce > exit.out 2>&1; then
   cat exit.out >&2
   fail "a function that exits with status 0 passed"
 fi
-expect exit.out "case 1 of 26 in a world of 2 on simulator"
+expect exit.out "case 1 of 64 in a world of 2 on simulator"
 expect exit.out "exited with status 0 all the same"
 expect exit.out "failing: ring_all_reduce"
 
 "$ringlab" exercise solution ring_all_reduce > ringlab-exercises/ring_all_reduce.cpp
 # (the limits: a machine loaded by other work slows a case, it does not fail it)
 "$ringlab" exercise check ring_all_reduce --case-seconds 120 --timeout-ms 60000 > pass.out 2>&1 || { cat pass.out >&2; fail "the solution failed"; }
-expect pass.out "simulator  234 cases passed"
-expect pass.out "inproc     243 cases passed"
-expect pass.out "tcp        243 cases passed"
+expect pass.out "simulator  576 cases passed"
+expect pass.out "inproc     585 cases passed"
+expect pass.out "tcp        585 cases passed"
 # 8 ranks, 1024 int64 elements: 2(P-1) = 14 steps and messages, 14 chunks of 128 elements.
 grep -qE '^  yours +14 +14 +14336$' pass.out || { cat pass.out >&2; fail "no cost line for yours"; }
 grep -qE '^  ringlab \(all_reduce ring\) +14 +14 +14336$' pass.out || fail "no cost line for ringlab"

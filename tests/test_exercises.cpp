@@ -73,9 +73,14 @@ TEST_CASE("every reference solution passes the simulator and the in-process back
 TEST_CASE("every case is checked in every dtype, and with every op that applies") {
   const Exercise& ring = find_exercise("ring_all_reduce");
   const std::vector<Case> cases = cases_for(ring, 4);
-  // The articles' three (int64, sum), then 23 pairs of a dtype and an op: 3 more dtypes with
-  // sum; prod, min, max in all 4; avg in the 2 floats; band, bor, bxor in the 2 integers.
-  CHECK(cases.size() == 3 + 3 + 3 * 4 + 2 + 3 * 2 + 1);
+  // The articles' three (int64, sum), then 61 pairs of a dtype and an op: 9 more dtypes with
+  // sum; prod, min, max in all 10; avg in the 4 floats; band, bor, bxor in the 5 integers and
+  // bool; then the large case.
+  CHECK(cases.size() == 3 + 9 + 3 * 10 + 4 + 3 * 6 + 1);
+  // Every dtype ringlab has is among them.
+  for (DType dtype : kAllDTypes)
+    CHECK(std::find(std::begin(kCheckedDTypes), std::end(kCheckedDTypes), dtype) !=
+          std::end(kCheckedDTypes));
   for (DType dtype : kCheckedDTypes)
     for (ReduceOp op : kAllReduceOps) {
       INFO(dtype_name(dtype) << " " << op_name(op));
@@ -86,14 +91,27 @@ TEST_CASE("every case is checked in every dtype, and with every op that applies"
     }
   // An exercise without an op: every dtype, sum.
   const std::vector<Case> gather = cases_for(find_exercise("ring_all_gather"), 4, false);
-  CHECK(gather.size() == 3 + 3);
+  CHECK(gather.size() == 3 + 9);
   // The values are exact: AVG's inputs are multiples of P, so the average is an integer.
-  const Case avg{.ranks = 3, .count = 7, .op = ReduceOp::AVG, .dtype = DType::Float32};
+  const Case avg{.ranks = 3, .count = 7, .op = ReduceOp::AVG, .dtype = DType::BFloat16};
   for (std::size_t i = 0; i < 7; ++i) {
     const double mean = expected_value(ring, avg, 0, 0, i);
-    // P (1 + 2r + i) averaged over r = 0, 1, 2: the sum of 1 + 2r + i, 9 + 3i.
-    CHECK(mean == 9 + 3.0 * static_cast<double>(i));
+    // 3 (1 + (r + i) % 3) averaged over r = 0, 1, 2: 1 + 2 + 3 whatever i.
+    CHECK(mean == 6);
   }
+  // At 9 ranks every partial sum of AVG's inputs is at most 9 * 27 = 243, exact in bfloat16.
+  const Case avg9{.ranks = 9, .count = 7, .op = ReduceOp::AVG, .dtype = DType::BFloat16};
+  for (std::size_t i = 0; i < 7; ++i) CHECK(expected_value(ring, avg9, 0, 0, i) == 18);
+  // Integers wrap as the dtype does: int8's sum of 1 + 2r + 6 over 9 ranks is 135 - 256.
+  const Case int8_sum{.ranks = 9, .count = 7, .op = ReduceOp::SUM, .dtype = DType::Int8};
+  CHECK(expected_value(ring, int8_sum, 0, 0, 6) == 135 - 256);
+  // bool's inputs are (r + i) % 3 != 0: at 2 ranks element 0 is false, true; element 1 true, true.
+  const Case bool_and{.ranks = 2, .count = 7, .op = ReduceOp::BAND, .dtype = DType::Bool};
+  CHECK(expected_value(ring, bool_and, 0, 0, 0) == 0);
+  CHECK(expected_value(ring, bool_and, 0, 0, 1) == 1);
+  const Case bool_or{.ranks = 2, .count = 7, .op = ReduceOp::SUM, .dtype = DType::Bool};
+  CHECK(expected_value(ring, bool_or, 0, 0, 0) == 1);
+  CHECK(input_value(bool_or, 0, 0) == 0);  // so rank 0 needs rank 1's input
 }
 
 TEST_CASE("every reference solution passes over TCP, one process per rank") {
@@ -182,6 +200,10 @@ TEST_CASE("typical wrong solutions get the diagnosis they should") {
        {"FAILED on simulator", "7 int32 elements", "the same case in int64 passes, but not in int32",
         "assume the element type"}},
       {"ring_all_reduce",
+       AllReduceFn{m::ring_all_reduce_four_dtypes},
+       {"FAILED on simulator", "7 bool elements",
+        "the same case in int64 passes, but not in bool", "assume the element type"}},
+      {"ring_all_reduce",
        AllReduceFn{m::ring_all_reduce_forgets_increment},
        {"FAILED on simulator", "in a world of 2", "your loop never ends", "++s"}},
       {"dissemination_barrier",
@@ -202,7 +224,7 @@ TEST_CASE("a ring where every rank receives first is told so, not asked about co
   const Function fn = AllReduceFn{testing::mistakes::ring_all_reduce_receive_first};
   const std::string text = check_text(find_exercise("ring_all_reduce"), fn);
   INFO(text);
-  CHECK(text.find("FAILED on simulator: case 1 of 26 in a world of 2") != std::string::npos);
+  CHECK(text.find("FAILED on simulator: case 1 of 64 in a world of 2") != std::string::npos);
   CHECK(text.find("rank 0 waits for rank 1 (step 0); rank 1 waits for rank 0 (step 0)") !=
         std::string::npos);
   CHECK(text.find("every rank is blocked receiving") != std::string::npos);

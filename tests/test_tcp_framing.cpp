@@ -33,9 +33,32 @@ TEST_CASE("a data frame header has the documented layout") {
   CHECK(le(bytes.data() + 4, 2) == 1);  // version
   CHECK(le(bytes.data() + 6, 2) == 1);  // kind: data
   CHECK(le(bytes.data() + 8, 4) == 5);  // source
-  CHECK(le(bytes.data() + 12, 4) == 0);
+  CHECK(le(bytes.data() + 12, 4) == 0);  // element: bytes, not said
   CHECK(le(bytes.data() + 16, 8) == 0x0102030405060708ull);
   CHECK(le(bytes.data() + 24, 8) == 0x1122334455ull);
+}
+
+TEST_CASE("a data frame's element field: 1 + the dtype's row in ops/dtype.hpp") {
+  // The table's order, written out (1 = bool ... 10 = float64), not taken from element_code.
+  const std::pair<DType, std::uint64_t> rows[] = {
+      {DType::Bool, 1},     {DType::UInt8, 2},   {DType::Int8, 3},     {DType::Int16, 4},
+      {DType::Int32, 5},    {DType::Int64, 6},   {DType::Float16, 7},  {DType::BFloat16, 8},
+      {DType::Float32, 9},  {DType::Float64, 10}};
+  for (const auto& [dtype, code] : rows) {
+    const FrameHeaderBytes bytes =
+        encode_frame_header({FrameKind::Data, 1, 2, 8, element_code(dtype)});
+    CHECK(le(bytes.data() + 12, 4) == code);
+    const FrameDecode decoded = decode_frame_header(bytes);
+    REQUIRE_MESSAGE(decoded.header, decoded.error);
+    CHECK(element_dtype(decoded.header->element) == dtype);
+  }
+  CHECK(element_problem(0, 1, 5, element_code(DType::Float32), element_code(DType::Float32)) == "");
+  CHECK(element_problem(0, 1, 5, kUntyped, element_code(DType::Float32)) == "");
+  CHECK(element_problem(0, 1, 5, element_code(DType::Int32), kUntyped) == "");
+  const std::string wrong =
+      element_problem(0, 1, 5, element_code(DType::Int32), element_code(DType::Float32));
+  CHECK(wrong.find("rank 0 expected int32 elements from rank 1") == 0);
+  CHECK(wrong.find("but the message holds float32") != std::string::npos);
 }
 
 TEST_CASE("headers round trip, including the largest tag and a negative-looking source") {
@@ -73,10 +96,19 @@ TEST_CASE("garbage headers are rejected, saying what is wrong") {
     bytes[6] = std::byte{9};
     CHECK(decode_frame_header(bytes).error == "unknown frame kind 9");
   }
-  SUBCASE("a reserved field that is not zero") {
+  SUBCASE("an element type past the table") {
     FrameHeaderBytes bytes = valid_data_header();
+    bytes[12] = std::byte{11};
+    CHECK(decode_frame_header(bytes).error == "unknown element type 11 (0 to 10)");
+    bytes[12] = std::byte{0};
     bytes[13] = std::byte{1};
-    CHECK(decode_frame_header(bytes).error == "reserved header field is not zero");
+    CHECK(decode_frame_header(bytes).error == "unknown element type 256 (0 to 10)");
+  }
+  SUBCASE("an element type on a frame that is not data") {
+    FrameHeaderBytes bytes = encode_frame_header({FrameKind::Goodbye, 0, 0, 0});
+    bytes[12] = std::byte{9};
+    CHECK(decode_frame_header(bytes).error ==
+          "element type 9 on a frame that is not data (expected 0)");
   }
   SUBCASE("an absurd length") {
     const FrameDecode decoded =

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -167,6 +168,104 @@ TEST_CASE("large messages whose receives come late: in place, in a ring of block
     }
   });
   CHECK(first_error(mismatch) == "");
+}
+
+namespace {
+// What a CommError from fn says ("" if fn returned).
+std::string comm_error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const CommError& e) {
+    return e.what();
+  }
+  return "";
+}
+// Rank 0's tensors are float32, rank 1's int32: 4 bytes per element both.
+DType dtype_of(int rank) { return rank == 0 ? DType::Float32 : DType::Int32; }
+// The start and end of what rank `me` is told, written out for the two ranks.
+void check_told(const std::string& error, int me) {
+  INFO("rank " << me << " was told: " << error);
+  const std::string start = me == 0 ? "rank 0 expected float32 elements from rank 1 ("
+                                    : "rank 1 expected int32 elements from rank 0 (";
+  const std::string holds = me == 0 ? ") but the message holds int32: the ranks passed tensors "
+                                      "of different dtypes"
+                                    : ") but the message holds float32: the ranks passed tensors "
+                                      "of different dtypes";
+  CHECK(error.find(start) == 0);
+  CHECK(error.find(holds) != std::string::npos);
+}
+}  // namespace
+
+TEST_CASE("two ranks that disagree on the dtype (of one size) are both told, naming both") {
+  // Each rank sends its own tensor and receives the other's as its own dtype,
+  // on every path a message takes to its receive: posted first, queued, parked
+  // in the socket (4 MiB), from any source. Afterwards the connection still
+  // carries a message of the right dtype; a receive that names no dtype takes any.
+  const auto errors = run_tcp(2, [](TcpTransport& t) {
+    const int me = t.rank(), other = 1 - me;
+    const DType mine = dtype_of(me);
+    std::vector<int> small(4, 7), got(4), ready(1);
+    auto handshake = [&](Tag tag) {  // the other's earlier frames are in by its end
+      t.send(other, tag, as_bytes(ready));
+      t.recv(other, tag, as_bytes(ready));
+    };
+    {  // posted first
+      auto receive = t.irecv_typed(other, 1, as_bytes(got), mine);
+      handshake(10);
+      t.isend_typed(other, 1, as_bytes(small), mine)->wait(5s);
+      check_told(comm_error_of([&] { receive->wait(5s); }), me);
+    }
+    {  // queued before its receive
+      t.isend_typed(other, 2, as_bytes(small), mine)->wait(5s);
+      handshake(11);
+      check_told(comm_error_of([&] { t.irecv_typed(other, 2, as_bytes(got), mine)->wait(5s); }),
+                 me);
+    }
+    {  // parked in the socket
+      const auto large = pattern(1 << 20, me);
+      std::vector<int> got_large(large.size());
+      auto send = t.isend_typed(other, 3, as_bytes(large), mine);
+      std::this_thread::sleep_for(100ms);
+      check_told(
+          comm_error_of([&] { t.irecv_typed(other, 3, as_bytes(got_large), mine)->wait(5s); }), me);
+      send->wait(5s);
+    }
+    {  // from any source
+      t.isend_typed(other, 4, as_bytes(small), mine)->wait(5s);
+      handshake(12);
+      check_told(
+          comm_error_of([&] { t.irecv_typed(kAnySource, 4, as_bytes(got), mine)->wait(5s); }), me);
+    }
+    const std::vector<int> after{me, 1, 2, 3};
+    auto send = t.isend_typed(other, 5, as_bytes(after), DType::Int32);
+    t.irecv_typed(other, 5, as_bytes(got), DType::Int32)->wait(5s);
+    CHECK(got == std::vector<int>{other, 1, 2, 3});
+    send->wait(5s);
+    auto untyped = t.isend_typed(other, 6, as_bytes(after), mine);
+    t.recv(other, 6, as_bytes(got));  // bytes: any dtype
+    CHECK(got == std::vector<int>{other, 1, 2, 3});
+    untyped->wait(5s);
+  });
+  CHECK(first_error(errors) == "");
+}
+
+TEST_CASE("ProcessGroup's send and recv over TCP: a tensor of another dtype is refused by name") {
+  const auto errors = run_tcp_groups(2, [](ProcessGroup& pg) {
+    const int me = pg.rank(), other = 1 - me;
+    Tensor mine(dtype_of(me), {4});
+    Tensor theirs(dtype_of(me), {4});  // what this rank thinks the other sends
+    Work send = pg.isend(mine, other, 3);
+    check_told(comm_error_of([&] { pg.recv(theirs, other, 3); }), me);
+    send.wait(5s);
+    // Then the same dtype on both sides: it arrives.
+    Tensor agreed = Tensor::of({10.0 + me, 11.0, 12.0}, DType::Int16);
+    Tensor in(DType::Int16, {3});
+    Work again = pg.isend(agreed, other, 4);
+    pg.recv(in, other, 4);
+    again.wait(5s);
+    CHECK(in.item_as_double(0) == 10.0 + other);
+  });
+  CHECK(first_error(errors) == "");
 }
 
 TEST_CASE("a receive for a message that waits behind a parked one of another tag") {

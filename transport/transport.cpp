@@ -45,6 +45,15 @@ std::string size_mismatch_message(int rank, int src, Tag tag, std::size_t expect
   return out.str();
 }
 
+std::string dtype_mismatch_message(int rank, int src, Tag tag, DType expected, DType got) {
+  std::ostringstream out;
+  out << "rank " << rank << " expected " << dtype_name(expected) << " elements from rank " << src
+      << " (" << describe_tag(tag) << ") but the message holds " << dtype_name(got)
+      << ": the ranks passed tensors of different dtypes (of the same size in bytes); send and "
+         "receive with the same dtype";
+  return out.str();
+}
+
 std::string peer_failed_message(int rank, int peer, Tag tag, int failed_rank) {
   std::ostringstream out;
   out << "rank " << rank << " stopped waiting for " << describe_source(peer) << " ("
@@ -64,6 +73,13 @@ void Transport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, T
   auto send_request = isend(dst, send_tag, send_data);
   send_request->wait(timeout());
   recv_request->wait(timeout());
+}
+
+std::unique_ptr<Request> Transport::isend_typed(int dst, Tag tag, ConstBytes data, DType) {
+  return isend(dst, tag, data);
+}
+std::unique_ptr<Request> Transport::irecv_typed(int src, Tag tag, MutBytes data, DType) {
+  return irecv(src, tag, data);
 }
 
 void Transport::send(int dst, Tag tag, ConstBytes data) { isend(dst, tag, data)->wait(timeout()); }

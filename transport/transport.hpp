@@ -85,6 +85,9 @@ std::string timeout_message(int rank, const char* verb, int peer, Tag tag, Durat
 // but the message has `got`.
 std::string size_mismatch_message(int rank, int src, Tag tag, std::size_t expected,
                                   std::size_t got);
+// The standard dtype-mismatch message: rank expected `expected` elements
+// from src but the message holds `got`.
+std::string dtype_mismatch_message(int rank, int src, Tag tag, DType expected, DType got);
 // Why rank stopped waiting for peer (tag): failed_rank failed.
 std::string peer_failed_message(int rank, int peer, Tag tag, int failed_rank);
 
@@ -157,6 +160,14 @@ class Transport {
   // across ranks but do not end up here).
   virtual std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) = 0;
   virtual std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) = 0;
+
+  // The same for a message of `dtype` elements (ProcessGroup's send and recv,
+  // whose tensors have a dtype; the algorithms' messages are bytes). Where a
+  // transport's messages say what they hold (tcp's frames), a receive of
+  // another dtype fails as one of another size does, with
+  // dtype_mismatch_message; the default ignores the dtype.
+  virtual std::unique_ptr<Request> isend_typed(int dst, Tag tag, ConstBytes data, DType dtype);
+  virtual std::unique_ptr<Request> irecv_typed(int src, Tag tag, MutBytes data, DType dtype);
 
   // Sends to dst while receiving from src. The default posts both and waits.
   virtual void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,

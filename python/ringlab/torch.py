@@ -34,7 +34,7 @@ c10d::Work::wait for a completion nobody signals. A Work made by
 _create_work_from_future lives in C++ whole. Collectives therefore finish
 before they return (their futures are complete). isend/irecv finish later: a
 thread per group completes them, and they return a Work written in Python
-(_P2PWork), whose wait() raises their errors, which a future-made Work does
+(_p2p._P2PWork), whose wait() raises their errors, which a future-made Work does
 not on torch 1.13 (docs/pytorch.md).
 
 A script that forgets `import ringlab.torch` gets torch's own

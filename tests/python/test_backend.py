@@ -230,6 +230,22 @@ def bad_input(rank):
     # Different sizes on different ranks: every rank says which ranks disagree.
     expect_error(ValueError, "the ranks disagree on the tensor size",
                  lambda: dist.all_reduce(torch.zeros(2 + (rank == 1))))
+    # Point to point, the same size in another dtype (float32 on rank 0, int32
+    # on rank 1): the frames say the dtype, so both ranks of an exchange are told.
+    if rank in (0, 1):
+        other = 1 - rank
+        mine, theirs = (torch.float32, "int32") if rank == 0 else (torch.int32, "float32")
+
+        def exchange():
+            sent = dist.isend(torch.ones(4, dtype=mine), dst=other, tag=9)
+            try:
+                dist.recv(torch.zeros(4, dtype=mine), src=other, tag=9)
+            finally:
+                sent.wait()
+        expect_error(RuntimeError,
+                     f"rank {rank} expected {str(mine)[6:]} elements from rank {other} (", exchange)
+        expect_error(RuntimeError, f"but the message holds {theirs}: the ranks passed tensors "
+                     "of different dtypes", exchange)
 
 
 def worker(rank, port):

@@ -85,14 +85,14 @@ std::unique_ptr<Request> Engine::failed_request() const {
   return std::make_unique<FailedRequest>(broken_, broken_peer_);
 }
 
-std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data) {
+std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data, std::uint32_t element) {
   std::unique_lock lock(mutex_);
   Connection& c = connection(dst);
   if (broken_.empty() && c.departed)
     fail_all(dst, departed_message(dst, "to send to it (" + describe_tag(tag) + ")"));
   if (!broken_.empty()) return failed_request();
-  const FrameHeaderBytes header =
-      encode_frame_header({FrameKind::Data, rank_, tag, static_cast<std::uint64_t>(data.size())});
+  const FrameHeaderBytes header = encode_frame_header(
+      {FrameKind::Data, rank_, tag, static_cast<std::uint64_t>(data.size()), element});
   std::size_t written = 0;
   const bool via_writer = data.size() >= writer_bytes_;
   if (c.sends.empty() && !via_writer) {
@@ -120,9 +120,9 @@ std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data) {
   return std::make_unique<SendRequest>(shared_from_this(), std::move(op));
 }
 
-std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
+std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data, std::uint32_t element) {
   std::unique_lock lock(mutex_);
-  if (src == kAnySource) return receive_from_any(tag, data);
+  if (src == kAnySource) return receive_from_any(tag, data, element);
   Connection& c = connection(src);
   if (!broken_.empty()) return failed_request();
   // A parked message of another tag is ahead of this one in src's stream:
@@ -131,19 +131,20 @@ std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data) {
   while (c.parked && c.frame.tag != tag) unpark(c, true);
   if (!broken_.empty()) return failed_request();
   if (auto kept = matcher_.take_kept(src, tag))
-    return receive_queued(c, std::move(kept->message), tag, data);
-  if (c.parked) return receive_parked(c, tag, data);  // this receive's message (see above)
+    return receive_queued(c, std::move(kept->message), tag, data, element);
+  if (c.parked) return receive_parked(c, tag, data, element);  // this receive's message (see above)
   if (c.departed) {  // nothing more will come from src
     fail_all(src, departed_message(src, "to receive from it (" + describe_tag(tag) + ")"));
     return failed_request();
   }
   auto op = new_op<RecvOp>(src, tag);
   op->buffer = data;
+  op->element = element;
   matcher_.post(src, tag, op);
   return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
 }
 
-std::unique_ptr<Request> Engine::receive_from_any(Tag tag, MutBytes data) {
+std::unique_ptr<Request> Engine::receive_from_any(Tag tag, MutBytes data, std::uint32_t element) {
   if (!broken_.empty()) return failed_request();
   // As irecv does for its source, for every source: a parked message of
   // another tag may be ahead of this one. One too large to queue stays
@@ -154,9 +155,9 @@ std::unique_ptr<Request> Engine::receive_from_any(Tag tag, MutBytes data) {
       unpark(*c, true);
   if (!broken_.empty()) return failed_request();
   if (auto kept = matcher_.take_kept(kAnySource, tag))
-    return receive_queued(connection(kept->source), std::move(kept->message), tag, data);
+    return receive_queued(connection(kept->source), std::move(kept->message), tag, data, element);
   for (auto& c : connections_)
-    if (c && c->parked && c->frame.tag == tag) return receive_parked(*c, tag, data);
+    if (c && c->parked && c->frame.tag == tag) return receive_parked(*c, tag, data, element);
   if (everyone_departed()) {  // nothing more will come from anyone
     const int first = rank_ == 0 ? 1 : 0;
     fail_all(first, departed_message(first, "to receive from any rank (" + describe_tag(tag) + ")"));
@@ -165,6 +166,7 @@ std::unique_ptr<Request> Engine::receive_from_any(Tag tag, MutBytes data) {
   auto op = new_op<RecvOp>(kAnySource, tag);
   op->any_source = true;
   op->buffer = data;
+  op->element = element;
   matcher_.post(kAnySource, tag, op);
   return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
 }
@@ -175,12 +177,15 @@ bool Engine::everyone_departed() const {
 }
 
 std::unique_ptr<Request> Engine::receive_queued(Connection& c, std::shared_ptr<Queued> message,
-                                                Tag tag, MutBytes data) {
+                                                Tag tag, MutBytes data, std::uint32_t element) {
+  // On a mismatch the message is consumed either way (as in the in-process
+  // transport); one still arriving finishes into its own buffer and is dropped.
   if (message->size != data.size())
-    // The message is consumed either way (as in the in-process transport);
-    // one still arriving finishes into its own buffer and is dropped.
     return std::make_unique<FailedRequest>(
         size_mismatch_message(rank_, c.peer, tag, data.size(), message->size), -1);
+  if (std::string wrong = element_problem(rank_, c.peer, tag, element, message->element);
+      !wrong.empty())
+    return std::make_unique<FailedRequest>(std::move(wrong), -1);
   if (message->complete) {
     if (!data.empty()) std::memcpy(data.data(), message->data.storage.get(), data.size());
     return std::make_unique<CompletedRequest>(c.peer);
@@ -188,21 +193,27 @@ std::unique_ptr<Request> Engine::receive_queued(Connection& c, std::shared_ptr<Q
   // Still arriving: copy what is here and let the rest land in place.
   auto op = new_op<RecvOp>(c.peer, tag);
   op->buffer = data;
+  op->element = element;
   std::memcpy(data.data(), message->data.storage.get(), c.payload_got);
   c.queued = nullptr;
   c.target = op;
   return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
 }
 
-std::unique_ptr<Request> Engine::receive_parked(Connection& c, Tag tag, MutBytes data) {
-  if (data.size() != c.frame.length) {
+std::unique_ptr<Request> Engine::receive_parked(Connection& c, Tag tag, MutBytes data,
+                                                std::uint32_t element) {
+  std::string wrong =
+      data.size() != c.frame.length
+          ? size_mismatch_message(rank_, c.peer, tag, data.size(), c.frame.length)
+          : element_problem(rank_, c.peer, tag, element, c.frame.element);
+  if (!wrong.empty()) {
     // The receive fails (as when it is posted first); the payload is dropped.
     unpark(c, false);
-    return std::make_unique<FailedRequest>(
-        size_mismatch_message(rank_, c.peer, tag, data.size(), c.frame.length), -1);
+    return std::make_unique<FailedRequest>(std::move(wrong), -1);
   }
   auto op = new_op<RecvOp>(c.peer, tag);
   op->buffer = data;
+  op->element = element;
   c.target = op;
   unpark(c, false);
   return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));

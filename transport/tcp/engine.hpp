@@ -81,8 +81,11 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   // comes from it too.
   const std::shared_ptr<ScratchPool>& scratch_pool() const { return pool_; }
 
-  std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data);
-  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data);
+  // element: what the message holds (framing.hpp's element field).
+  std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data,
+                                 std::uint32_t element = kUntyped);
+  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data,
+                                 std::uint32_t element = kUntyped);
 
   // Sends what is still queued (up to timeout) and closes every connection.
   void shutdown(Duration timeout);
@@ -105,11 +108,12 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   std::unique_ptr<Request> failed_request() const;
   // irecv's cases: a message already queued, or the one parked on c.
   std::unique_ptr<Request> receive_queued(Connection& c, std::shared_ptr<Queued> message,
-                                          Tag tag, MutBytes data);
-  std::unique_ptr<Request> receive_parked(Connection& c, Tag tag, MutBytes data);
+                                          Tag tag, MutBytes data, std::uint32_t element);
+  std::unique_ptr<Request> receive_parked(Connection& c, Tag tag, MutBytes data,
+                                          std::uint32_t element);
   // irecv from kAnySource: the oldest queued message of its tag from any
   // peer, else one parked, else a posted receive.
-  std::unique_ptr<Request> receive_from_any(Tag tag, MutBytes data);
+  std::unique_ptr<Request> receive_from_any(Tag tag, MutBytes data, std::uint32_t element);
   // Every peer said goodbye: nothing more will arrive.
   bool everyone_departed() const;
 

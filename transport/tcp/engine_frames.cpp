@@ -57,11 +57,14 @@ bool Engine::place_payload(Connection& c, const FrameHeader& header) {
   if (auto posted = matcher_.take_receive(c.peer, header.tag)) {
     std::shared_ptr<RecvOp> op = std::move(*posted);
     op->peer = c.peer;  // the sender, for a receive from any source
-    if (op->buffer.size() == header.length)
+    const std::string wrong =
+        op->buffer.size() != header.length
+            ? size_mismatch_message(rank_, c.peer, header.tag, op->buffer.size(), header.length)
+            : element_problem(rank_, c.peer, header.tag, op->element, header.element);
+    if (wrong.empty())
       c.target = std::move(op);
     else  // fail the receive; the payload is read and dropped
-      complete(*op,
-               size_mismatch_message(rank_, c.peer, header.tag, op->buffer.size(), header.length));
+      complete(*op, wrong);
     return true;
   }
   const bool later_wanted =
@@ -106,6 +109,7 @@ bool Engine::queue_arriving(Connection& c) {
   }
   auto message = std::make_shared<Queued>();
   message->size = c.frame.length;
+  message->element = c.frame.element;
   message->data = pool_->take(c.frame.length);
   matcher_.keep(c.peer, c.frame.tag, message);
   c.queued = std::move(message);

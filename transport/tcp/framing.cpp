@@ -31,13 +31,18 @@ std::string bad_magic(const std::byte* in, const char (&magic)[4]) {
 
 // ---- transport frames ------------------------------------------------------
 
+std::string element_problem(int rank, int src, Tag tag, std::uint32_t expected, std::uint32_t got) {
+  if (expected == kUntyped || got == kUntyped || expected == got) return "";
+  return dtype_mismatch_message(rank, src, tag, element_dtype(expected), element_dtype(got));
+}
+
 FrameHeaderBytes encode_frame_header(const FrameHeader& header) {
   FrameHeaderBytes out{};
   std::memcpy(out.data(), kFrameMagic, 4);
   put_le<std::uint16_t>(out.data() + 4, kFrameVersion);
   put_le<std::uint16_t>(out.data() + 6, static_cast<std::uint16_t>(header.kind));
   put_le<std::int32_t>(out.data() + 8, header.source);
-  put_le<std::uint32_t>(out.data() + 12, 0);
+  put_le<std::uint32_t>(out.data() + 12, header.element);
   put_le<std::uint64_t>(out.data() + 16, header.tag);
   put_le<std::uint64_t>(out.data() + 24, header.length);
   return out;
@@ -53,10 +58,16 @@ FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderBytes> by
                               "; are all ranks the same ringlab build?)"};
   const auto kind = get_le<std::uint16_t>(in + 6);
   if (kind < 1 || kind > 6) return {std::nullopt, "unknown frame kind " + std::to_string(kind)};
-  if (get_le<std::uint32_t>(in + 12) != 0)
-    return {std::nullopt, "reserved header field is not zero"};
+  const auto element = get_le<std::uint32_t>(in + 12);
+  if (element > std::size(kAllDTypes))
+    return {std::nullopt, "unknown element type " + std::to_string(element) + " (0 to " +
+                              std::to_string(std::size(kAllDTypes)) + ")"};
+  if (element != kUntyped && kind != static_cast<std::uint16_t>(FrameKind::Data))
+    return {std::nullopt, "element type " + std::to_string(element) +
+                              " on a frame that is not data (expected 0)"};
   FrameHeader header;
   header.kind = static_cast<FrameKind>(kind);
+  header.element = element;
   header.source = get_le<std::int32_t>(in + 8);
   header.tag = get_le<std::uint64_t>(in + 16);
   header.length = get_le<std::uint64_t>(in + 24);

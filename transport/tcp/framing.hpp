@@ -10,7 +10,11 @@
 //      6      2     kind    1 = data, 2 = hello, 3 = hello_ack, 4 = goodbye, 5 = abort,
 //                           6 = waiting
 //      8      4     source  sending rank (int32)
-//      12     4     reserved, 0
+//      12     4     element what a data frame's payload holds: 0 = bytes (not
+//                           said), 1 + the dtype's index in ops/dtype.hpp's
+//                           table otherwise (1 = bool ... 10 = float64); a
+//                           receive that says another dtype fails (ProcessGroup's
+//                           send/recv say it); 0 in every other frame
 //      16     8     tag     the Transport tag (data); 0 otherwise
 //      24     8     length  payload bytes (data: <= kMaxFrameBytes)
 //
@@ -109,7 +113,16 @@ struct FrameHeader {
   std::int32_t source = 0;
   Tag tag = 0;
   std::uint64_t length = 0;
+  std::uint32_t element = 0;  // kUntyped, or element_code(dtype)
 };
+
+// The header's element field: what a message says it holds.
+inline constexpr std::uint32_t kUntyped = 0;
+constexpr std::uint32_t element_code(DType dtype) { return 1u + static_cast<std::uint32_t>(dtype); }
+constexpr DType element_dtype(std::uint32_t code) { return static_cast<DType>(code - 1); }
+// "" when a receive of `expected` may take a message of `got` (equal, or
+// either says nothing), else dtype_mismatch_message.
+std::string element_problem(int rank, int src, Tag tag, std::uint32_t expected, std::uint32_t got);
 
 using FrameHeaderBytes = std::array<std::byte, kFrameHeaderBytes>;
 

@@ -38,6 +38,7 @@ struct SendOp : Op {
 
 struct RecvOp : Op {
   MutBytes buffer;
+  std::uint32_t element = kUntyped;  // what the receive expects (framing.hpp)
   // Posted for kAnySource: peer is kAnySource until a message is matched,
   // then its sender.
   bool any_source = false;
@@ -47,6 +48,7 @@ struct RecvOp : Op {
 struct Queued {
   Buffer data;  // from the engine's scratch pool
   std::size_t size = 0;
+  std::uint32_t element = kUntyped;  // what its frame said it holds
   bool complete = false;
 };
 

@@ -148,6 +148,9 @@ class TcpTransport final : public Transport {
 
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data) override;
   std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data) override;
+  // The frames say the dtype (framing.hpp's element field).
+  std::unique_ptr<Request> isend_typed(int dst, Tag tag, ConstBytes data, DType dtype) override;
+  std::unique_ptr<Request> irecv_typed(int src, Tag tag, MutBytes data, DType dtype) override;
   void sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
                 MutBytes recv_data) override;
 

@@ -27,6 +27,16 @@ std::unique_ptr<Request> TcpTransport::irecv(int src, Tag tag, MutBytes data) {
   return impl_->engine->irecv(src, tag, data);
 }
 
+std::unique_ptr<Request> TcpTransport::isend_typed(int dst, Tag tag, ConstBytes data, DType dtype) {
+  check_peer(dst, "destination rank");
+  return impl_->engine->isend(dst, tag, data, element_code(dtype));
+}
+
+std::unique_ptr<Request> TcpTransport::irecv_typed(int src, Tag tag, MutBytes data, DType dtype) {
+  check_source(src, "source rank");
+  return impl_->engine->irecv(src, tag, data, element_code(dtype));
+}
+
 void TcpTransport::sendrecv(int dst, Tag send_tag, ConstBytes send_data, int src, Tag recv_tag,
                             MutBytes recv_data) {
   check_peer(dst, "destination rank");
