@@ -37,7 +37,9 @@ def article_all_reduce():
     with tempfile.TemporaryDirectory(prefix="ringlab-replay-") as tmp:
         trace_dir = os.path.join(tmp, "trace")
         code, out, err = run([sys.executable, os.path.join(EXAMPLES, "all_reduce.py")],
-                             env_with(RINGLAB_TRACE=trace_dir, MASTER_PORT=free_port()),
+                             # RINGLAB_SHOW_ALGORITHMS: the line naming the algorithm
+                             env_with(RINGLAB_TRACE=trace_dir, MASTER_PORT=free_port(),
+                                      RINGLAB_SHOW_ALGORITHMS=1),
                              timeout=300)  # 4 processes importing torch, on shared cores
         details = f"--- stdout\n{out}--- stderr\n{err}"
         check(code == 0, "all_reduce.py on ringlab with RINGLAB_TRACE", details)
