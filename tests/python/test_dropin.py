@@ -121,10 +121,10 @@ def every_call(r):
     reqs = dist.batch_isend_irecv([dist.P2POp(dist.isend, ints(rank, 2), right),
                                    dist.P2POp(dist.irecv, got, left)])
     r.say(f"batch_isend_irecv {[q.wait() for q in reqs]} {got.tolist()}")
-    # Every rank done before any leaves: the ranks end with os._exit, and on
-    # ringlab a rank that leaves at once after its last operation can still
-    # fail a slower peer's batch_isend_irecv (docs/pytorch.md, "Known
-    # limits"); what this case compares is the calls' results.
+    # Every rank done before any leaves: the ranks end with os._exit, which
+    # ringlab's tcp ranks take as a rank's failure, failing a slower peer
+    # still in batch_isend_irecv (docs/pytorch.md, "Known limits"); what
+    # this case compares is the calls' results.
     dist.barrier()
 
 
