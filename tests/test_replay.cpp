@@ -1,7 +1,7 @@
 // `ringlab replay` of real runs: a lesson's all_reduce recorded over tcp
-// (ranks as processes), inproc and nccl_rules (ranks as threads) replays, from "before the first message" on, exactly
-// as `ringlab sim` prints the same collective, algorithm, world and data
-// (the simulator is the independent reference: it never saw the real run);
+// (ranks as processes), inproc and nccl_rules (ranks as threads) replays, from "before the first
+// message" on, exactly as `ringlab sim` prints the same collective, algorithm, world and data (the
+// simulator is the independent reference: it never saw the real run);
 // --timings gives every step a measured time, the simulator's prediction and
 // a rank; a run whose rank was killed mid-collective replays up to the
 // failure and names the messages that never arrived.
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "file_test_support.hpp"
 #include "run_program.hpp"
 
 namespace {
@@ -24,20 +25,12 @@ using ringlab::testing::run_shell;
 const std::string kClean = ringlab::testing::kCleanEnvironment + "-u RINGLAB_TRACE ";
 const std::string kRinglab = RINGLAB_EXE;
 
-// A folder of this test program's own, removed at the end.
-struct Folder {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("ringlab_replay_" + std::to_string(::getpid()));
-  Folder() {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~Folder() { std::filesystem::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  ProgramRun ringlab(const std::string& arguments) const {
-    return run_shell("cd " + path.string() + " && " + kClean + kRinglab + " " + arguments);
-  }
-};
+using ringlab::testing::Folder;  // file_test_support.hpp: a mkdtemp folder per case
+
+// Runs `arguments` (the words after `ringlab`) in the folder.
+ProgramRun ringlab_in(const Folder& folder, const std::string& arguments) {
+  return run_shell("cd " + folder.path.string() + " && " + kClean + kRinglab + " " + arguments);
+}
 
 // From "before the first message" up to (not including) `stop` ("" : the end).
 std::string walkthrough_part(const std::string& output, const std::string& stop) {
@@ -68,60 +61,62 @@ struct Case {
 
 }  // namespace
 
-TEST_CASE("a lesson's all_reduce over tcp, inproc and nccl_rules replays exactly as ringlab sim "
-          "prints it: ring and recursive doubling") {
+TEST_CASE(
+    "a lesson's all_reduce over tcp, inproc and nccl_rules replays exactly as ringlab sim "
+    "prints it: ring and recursive doubling") {
   const Folder folder;
   // ring: 2 (P - 1) rounds; recursive doubling on a power of two: log2 P.
   for (const std::string backend : {"tcp", "inproc", "nccl_rules"})
-  for (const Case& c : {Case{"ring", 3, 4}, Case{"recursive_doubling", 4, 2}}) {
-    INFO(c.algorithm << " on " << c.ranks << " ranks, backend " << backend);
-    const std::string trace = backend + "_" + c.algorithm + ".json";
-    const ProgramRun run = folder.ringlab("lesson all_reduce -n " + std::to_string(c.ranks) +
-                                          " --backend " + backend + " --algorithm all_reduce=" +
-                                          c.algorithm + " --trace " + trace +
-                                          " --timeout-ms 20000");
-    INFO(run.output);
-    REQUIRE(run.status == 0);
-    const ProgramRun replay = folder.ringlab("replay " + trace);
-    INFO(replay.output);
-    REQUIRE(replay.status == 0);
-    // The lesson's data is 2 x int64 per rank: rank r holds [2r + 1, 2r + 2].
-    const std::string sim_command = "sim all_reduce --algo " + c.algorithm + " --ranks " +
-                                    std::to_string(c.ranks) + " --count 2 --dtype int64";
-    CHECK(replay.output.find("# the simulator's: ringlab " + sim_command) != std::string::npos);
-    const ProgramRun sim = folder.ringlab(sim_command);
-    REQUIRE(sim.status == 0);
-    const std::string simulated = walkthrough_part(sim.output, "\nprediction:");
-    REQUIRE(!simulated.empty());
-    CHECK(walkthrough_part(replay.output, "") == simulated);
-    CHECK(lines_with(replay.output, "after step ").size() == static_cast<std::size_t>(c.steps));
+    for (const Case& c : {Case{"ring", 3, 4}, Case{"recursive_doubling", 4, 2}}) {
+      INFO(c.algorithm << " on " << c.ranks << " ranks, backend " << backend);
+      const std::string trace = backend + "_" + c.algorithm + ".json";
+      const ProgramRun run =
+          ringlab_in(folder, "lesson all_reduce -n " + std::to_string(c.ranks) + " --backend " +
+                                 backend + " --algorithm all_reduce=" + c.algorithm + " --trace " +
+                                 trace + " --timeout-ms 20000");
+      INFO(run.output);
+      REQUIRE(run.status == 0);
+      const ProgramRun replay = ringlab_in(folder, "replay " + trace);
+      INFO(replay.output);
+      REQUIRE(replay.status == 0);
+      // The lesson's data is 2 x int64 per rank: rank r holds [2r + 1, 2r + 2].
+      const std::string sim_command = "sim all_reduce --algo " + c.algorithm + " --ranks " +
+                                      std::to_string(c.ranks) + " --count 2 --dtype int64";
+      CHECK(replay.output.find("# the simulator's: ringlab " + sim_command) != std::string::npos);
+      const ProgramRun sim = ringlab_in(folder, sim_command);
+      REQUIRE(sim.status == 0);
+      const std::string simulated = walkthrough_part(sim.output, "\nprediction:");
+      REQUIRE(!simulated.empty());
+      CHECK(walkthrough_part(replay.output, "") == simulated);
+      CHECK(lines_with(replay.output, "after step ").size() == static_cast<std::size_t>(c.steps));
 
-    // --timings: the same walkthrough, and each step's measured time, the
-    // cost model's prediction (the simulator's, for the same run) and a rank.
-    const ProgramRun timed = folder.ringlab("replay " + trace + " --timings");
-    INFO(timed.output);
-    REQUIRE(timed.status == 0);
-    const auto timings = lines_with(timed.output, "  timing: measured ");
-    CHECK(timings.size() == static_cast<std::size_t>(c.steps) + 1);  // step 0 too
-    for (int k = 1; k <= c.steps; ++k) {
-      // The simulator's table: "      1        5.001      3 ..." (step, time in us).
-      const auto rows = lines_with(sim.output, "      " + std::to_string(k) + "        ");
-      REQUIRE(!rows.empty());
-      const std::string predicted = rows.front().substr(15, rows.front().find("  ", 15) - 15);
-      INFO("step " << k << ": the simulator predicts " << predicted << " us");
-      const std::string line = timings[static_cast<std::size_t>(k)];
-      CHECK(line.find("the cost model predicts " + predicted + " us") != std::string::npos);
-      const auto at = line.find("slowest rank ");
-      REQUIRE(at != std::string::npos);
-      const int slowest = std::stoi(line.substr(at + 13));
-      CHECK(slowest >= 0);
-      CHECK(slowest < c.ranks);
+      // --timings: the same walkthrough, and each step's measured time, the
+      // cost model's prediction (the simulator's, for the same run) and a rank.
+      const ProgramRun timed = ringlab_in(folder, "replay " + trace + " --timings");
+      INFO(timed.output);
+      REQUIRE(timed.status == 0);
+      const auto timings = lines_with(timed.output, "  timing: measured ");
+      CHECK(timings.size() == static_cast<std::size_t>(c.steps) + 1);  // step 0 too
+      for (int k = 1; k <= c.steps; ++k) {
+        // The simulator's table: "      1        5.001      3 ..." (step, time in us).
+        const auto rows = lines_with(sim.output, "      " + std::to_string(k) + "        ");
+        REQUIRE(!rows.empty());
+        const std::string predicted = rows.front().substr(15, rows.front().find("  ", 15) - 15);
+        INFO("step " << k << ": the simulator predicts " << predicted << " us");
+        const std::string line = timings[static_cast<std::size_t>(k)];
+        CHECK(line.find("the cost model predicts " + predicted + " us") != std::string::npos);
+        const auto at = line.find("slowest rank ");
+        REQUIRE(at != std::string::npos);
+        const int slowest = std::stoi(line.substr(at + 13));
+        CHECK(slowest >= 0);
+        CHECK(slowest < c.ranks);
+      }
     }
-  }
 }
 
-TEST_CASE("a run whose rank was killed mid-collective replays up to the failure, naming the "
-          "messages that never arrived") {
+TEST_CASE(
+    "a run whose rank was killed mid-collective replays up to the failure, naming the "
+    "messages that never arrived") {
   const Folder folder;
   // tcp_fault_rank: 2 all_reduce (ring) of 1 Mi int64; rank 1 starts the
   // second, lets the bytes flow, and is killed. Its program's own process
@@ -134,12 +129,12 @@ TEST_CASE("a run whose rank was killed mid-collective replays up to the failure,
       "(8388608 bytes), op sum (failed on rank(s) 0, 2; rank(s) 1 left no trace)\n";
   ProgramRun list;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    const ProgramRun run = folder.ringlab(
-        "run --nproc-per-node 3 --trace F.json -- " + std::string(FAULT_RANK_EXE) +
-        " --iterations 2 --die-rank 1 --die-at 1");
+    const ProgramRun run = ringlab_in(folder, "run --nproc-per-node 3 --trace F.json -- " +
+                                                  std::string(FAULT_RANK_EXE) +
+                                                  " --iterations 2 --die-rank 1 --die-at 1");
     INFO(run.output);
     REQUIRE(run.status != 0);
-    list = folder.ringlab("replay F.json --list");
+    list = ringlab_in(folder, "replay F.json --list");
     REQUIRE(list.status == 0);
     if (list.output.find(failed_on_both) != std::string::npos) break;
   }
@@ -149,14 +144,14 @@ TEST_CASE("a run whose rank was killed mid-collective replays up to the failure,
   CHECK(list.output.find("2 walkthroughs") != std::string::npos);
   CHECK(list.output.find("op sum (rank(s) 1 left no trace)\n") != std::string::npos);
   REQUIRE(list.output.find(failed_on_both) != std::string::npos);
-  const ProgramRun first = folder.ringlab("replay F.json --walkthrough 1");
+  const ProgramRun first = ringlab_in(folder, "replay F.json --walkthrough 1");
   INFO(first.output);
   CHECK(first.status == 0);
   CHECK(first.output.find("never arrived") == std::string::npos);
   CHECK(first.output.find("waited from step") == std::string::npos);
   CHECK(first.output.find("-- to rank 1, which left no trace") != std::string::npos);
 
-  const ProgramRun second = folder.ringlab("replay F.json --walkthrough 2");
+  const ProgramRun second = ringlab_in(folder, "replay F.json --walkthrough 2");
   INFO(second.output);
   REQUIRE(second.status == 0);
   CHECK(second.output.find("# rank(s) 1 left no trace of it") != std::string::npos);
@@ -168,12 +163,14 @@ TEST_CASE("a run whose rank was killed mid-collective replays up to the failure,
   CHECK(second.output.find("from rank 1 into") != std::string::npos);
 }
 
-TEST_CASE("a trace that is not one ringlab wrote, or was damaged, is refused, saying what is wrong") {
+TEST_CASE(
+    "a trace that is not one ringlab wrote, or was damaged, is refused, saying what is wrong") {
   const Folder folder;
-  const ProgramRun run = folder.ringlab("lesson all_reduce -n 3 --trace T.json --timeout-ms 20000");
+  const ProgramRun run =
+      ringlab_in(folder, "lesson all_reduce -n 3 --trace T.json --timeout-ms 20000");
   INFO(run.output);
   REQUIRE(run.status == 0);
-  std::ifstream in(folder.file("T.json"));
+  std::ifstream in(folder / "T.json");
   const nlohmann::json trace = nlohmann::json::parse(in);
   // Each change: what it does to rank 0's first walkthrough, and the words
   // the refusal must hold.
@@ -184,12 +181,11 @@ TEST_CASE("a trace that is not one ringlab wrote, or was damaged, is refused, sa
     nlohmann::json value;
     std::string said;
   };
-  for (const Damage& d :
-       {Damage{"rank", -1, 0, 7, "an entry of rank 7 in a world of 3"},
-        Damage{"request", 1, 4, 4000000000u, "an event of request 4000000000"},
-        Damage{"offset", 1, 7, 1000000, "an event reaches elements [1000000, "},
-        Damage{"region", 1, 5, 99, "an event names region 99"},
-        Damage{"peer", 1, 3, 5, "a message to or from rank 5 in a world of 3"}}) {
+  for (const Damage& d : {Damage{"rank", -1, 0, 7, "an entry of rank 7 in a world of 3"},
+                          Damage{"request", 1, 4, 4000000000u, "an event of request 4000000000"},
+                          Damage{"offset", 1, 7, 1000000, "an event reaches elements [1000000, "},
+                          Damage{"region", 1, 5, 99, "an event names region 99"},
+                          Damage{"peer", 1, 3, 5, "a message to or from rank 5 in a world of 3"}}) {
     INFO("damaged: " << d.field);
     nlohmann::json bad = trace;
     nlohmann::json& entry = bad["otherData"]["ringlab_walkthroughs"][0];
@@ -201,8 +197,8 @@ TEST_CASE("a trace that is not one ringlab wrote, or was damaged, is refused, sa
       REQUIRE(event[5].get<int>() >= 0);  // ... into a named buffer
       event[d.column] = d.value;
     }
-    std::ofstream(folder.file("bad.json")) << bad.dump();
-    const ProgramRun replay = folder.ringlab("replay bad.json");
+    std::ofstream(folder / "bad.json") << bad.dump();
+    const ProgramRun replay = ringlab_in(folder, "replay bad.json");
     INFO(replay.output);
     CHECK(replay.status != 0);
     CHECK(replay.output.find("cannot read the walkthroughs of 'bad.json': " + d.said) !=

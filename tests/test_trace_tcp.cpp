@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "file_test_support.hpp"
 #include "run_program.hpp"
 
 namespace {
@@ -32,21 +33,12 @@ const std::string kClean = ringlab::testing::kCleanEnvironment +
                            "-u RINGLAB_TRACE_ORIGIN_NS ";
 const std::string kRinglab = RINGLAB_EXE;
 
-// A folder of this test program's own, removed at the end.
-struct Folder {
-  std::filesystem::path path = std::filesystem::temp_directory_path() /
-                               ("ringlab_trace_tcp_" + std::to_string(::getpid()));
-  Folder() {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~Folder() { std::filesystem::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-  // Runs `command` (its words after `ringlab`) in this folder.
-  ProgramRun ringlab(const std::string& arguments) const {
-    return run_shell("cd " + path.string() + " && " + kClean + kRinglab + " " + arguments);
-  }
-};
+using ringlab::testing::Folder;  // file_test_support.hpp: a mkdtemp folder per case
+
+// Runs `arguments` (the words after `ringlab`) in the folder.
+ProgramRun ringlab_in(const Folder& folder, const std::string& arguments) {
+  return run_shell("cd " + folder.path.string() + " && " + kClean + kRinglab + " " + arguments);
+}
 
 struct Slice {
   int lane;
@@ -150,7 +142,8 @@ std::multiset<std::tuple<int, std::string, std::string>> ring_all_reduce_of_3() 
   for (int r = 0; r < 3; ++r)
     for (int step = 0; step < 4; ++step) {
       messages.emplace(r, "send to " + std::to_string((r + 1) % 3), "step " + std::to_string(step));
-      messages.emplace(r, "recv from " + std::to_string((r + 2) % 3), "step " + std::to_string(step));
+      messages.emplace(r, "recv from " + std::to_string((r + 2) % 3),
+                       "step " + std::to_string(step));
     }
   return messages;
 }
@@ -168,16 +161,17 @@ std::set<std::pair<int, std::string>> lane_names(const Trace& t) {
 
 }  // namespace
 
-TEST_CASE("ringlab run --trace: 3 lanes, send/recv slices, arrows paired across processes, "
-          "the same structure as ringlab sim --trace") {
+TEST_CASE(
+    "ringlab run --trace: 3 lanes, send/recv slices, arrows paired across processes, "
+    "the same structure as ringlab sim --trace") {
   const Folder folder;
-  const ProgramRun run = folder.ringlab("run --nproc-per-node 3 --trace T.json -- " + kRinglab +
-                                        " lesson all_reduce -n 3 --timeout-ms 20000");
+  const ProgramRun run = ringlab_in(folder, "run --nproc-per-node 3 --trace T.json -- " + kRinglab +
+                                                " lesson all_reduce -n 3 --timeout-ms 20000");
   INFO(run.output);
   REQUIRE(run.status == 0);
   CHECK(run.output.find("after reudce  Rank  0  has data  tensor([ 9, 12])") != std::string::npos);
   CHECK(run.output.find("written to T.json") != std::string::npos);
-  const Trace real = load(folder.file("T.json"));
+  const Trace real = load((folder / "T.json"));
   CHECK(real.lanes == std::set<int>{0, 1, 2});
   for (int lane = 0; lane < 3; ++lane) {
     INFO("lane " << lane);
@@ -192,9 +186,9 @@ TEST_CASE("ringlab run --trace: 3 lanes, send/recv slices, arrows paired across 
   // it is one too) is the ring worked out by hand.
   CHECK(last_collective(real) == ring_all_reduce_of_3());
 
-  const ProgramRun sim = folder.ringlab("sim all_reduce --ranks 3 --count 6 --trace S.json");
+  const ProgramRun sim = ringlab_in(folder, "sim all_reduce --ranks 3 --count 6 --trace S.json");
   REQUIRE(sim.status == 0);
-  const Trace simulated = load(folder.file("S.json"));
+  const Trace simulated = load((folder / "S.json"));
   CHECK(simulated.lanes == real.lanes);
   CHECK(last_collective(simulated) == last_collective(real));
   // The same (lane, event name) pairs: the real run's argument check adds
@@ -202,35 +196,38 @@ TEST_CASE("ringlab run --trace: 3 lanes, send/recv slices, arrows paired across 
   CHECK(lane_names(real) == lane_names(simulated));
 }
 
-TEST_CASE("ringlab lesson --trace and ringlab bench --trace: the tcp backend starts the ranks and "
-          "merges their traces; the inproc backend's threads are traced too") {
+TEST_CASE(
+    "ringlab lesson --trace and ringlab bench --trace: the tcp backend starts the ranks and "
+    "merges their traces; the inproc backend's threads are traced too") {
   const Folder folder;
   {
     const ProgramRun run =
-        folder.ringlab("lesson all_reduce -n 3 --trace L.json --timeout-ms 20000");
+        ringlab_in(folder, "lesson all_reduce -n 3 --trace L.json --timeout-ms 20000");
     INFO(run.output);
     REQUIRE(run.status == 0);
-    CHECK(run.output.find("after reudce  Rank  2  has data  tensor([ 9, 12])") != std::string::npos);
-    const Trace t = load(folder.file("L.json"));
+    CHECK(run.output.find("after reudce  Rank  2  has data  tensor([ 9, 12])") !=
+          std::string::npos);
+    const Trace t = load((folder / "L.json"));
     CHECK(t.lanes == std::set<int>{0, 1, 2});
     check_arrows(t);
     CHECK(last_collective(t) == ring_all_reduce_of_3());
   }
   {
-    const ProgramRun run = folder.ringlab(
-        "bench --op all_reduce -n 4 --sizes 4K:8K --warmup 1 --iters 2 --trace B.json");
+    const ProgramRun run = ringlab_in(
+        folder, "bench --op all_reduce -n 4 --sizes 4K:8K --warmup 1 --iters 2 --trace B.json");
     INFO(run.output);
     REQUIRE(run.status == 0);
-    const Trace t = load(folder.file("B.json"));
+    const Trace t = load((folder / "B.json"));
     CHECK(t.lanes == std::set<int>{0, 1, 2, 3});
     check_arrows(t);
   }
   {
     // The inproc backend's ranks are threads: traced all the same, a lane each.
-    const ProgramRun run = folder.ringlab("lesson all_reduce -n 3 --backend inproc --trace X.json");
+    const ProgramRun run =
+        ringlab_in(folder, "lesson all_reduce -n 3 --backend inproc --trace X.json");
     INFO(run.output);
     REQUIRE(run.status == 0);
-    const Trace t = load(folder.file("X.json"));
+    const Trace t = load((folder / "X.json"));
     CHECK(t.lanes == std::set<int>{0, 1, 2});
     check_arrows(t);
     CHECK(last_collective(t) == ring_all_reduce_of_3());
@@ -239,21 +236,22 @@ TEST_CASE("ringlab lesson --trace and ringlab bench --trace: the tcp backend sta
 
 TEST_CASE("a traced run stays bounded: past --trace-limit the ranks aggregate") {
   const Folder folder;
-  const std::string bench = " -- " + kRinglab +
-                            " bench --op all_reduce -n 3 --sizes 4K:64K --warmup 1 --iters 3";
-  const ProgramRun full = folder.ringlab("run --nproc-per-node 3 --trace full.json" + bench);
+  const std::string bench =
+      " -- " + kRinglab + " bench --op all_reduce -n 3 --sizes 4K:64K --warmup 1 --iters 3";
+  const ProgramRun full = ringlab_in(folder, "run --nproc-per-node 3 --trace full.json" + bench);
   INFO(full.output);
   REQUIRE(full.status == 0);
-  const Trace unlimited = load(folder.file("full.json"));
-  const std::size_t limit = 60;  // 20 single events per rank
+  const Trace unlimited = load((folder / "full.json"));
+  const std::size_t limit = 60;           // 20 single events per rank
   REQUIRE(unlimited.events > 2 * limit);  // otherwise the limit below proves nothing
   CHECK(unlimited.count("aggregated") == 0);
 
-  const ProgramRun run = folder.ringlab("run --nproc-per-node 3 --trace-limit " +
-                                        std::to_string(limit) + " --trace small.json" + bench);
+  const ProgramRun run =
+      ringlab_in(folder, "run --nproc-per-node 3 --trace-limit " + std::to_string(limit) +
+                             " --trace small.json" + bench);
   INFO(run.output);
   REQUIRE(run.status == 0);
-  const Trace small = load(folder.file("small.json"));
+  const Trace small = load((folder / "small.json"));
   CHECK(small.lanes == std::set<int>{0, 1, 2});
   // Per rank: 20 events, 1 aggregated slice, 2 lane metadata; plus the process name.
   CHECK(small.events <= 3 * (limit / 3 + 1 + 2) + 1);
@@ -267,38 +265,41 @@ TEST_CASE("a failed run still leaves the ranks' traces; a program that records n
   const Folder folder;
   {
     // Rank 2 asks for a different root: every rank fails the argument check.
-    const ProgramRun run = folder.ringlab(
+    const ProgramRun run = ringlab_in(
+        folder,
         "run --nproc-per-node 3 --trace F.json -- sh -c '[ \"$RANK\" = 2 ] && root=1 || root=0; "
-        "exec " + kRinglab + " lesson reduce -n 3 --root $root --timeout-ms 10000'");
+        "exec " +
+            kRinglab + " lesson reduce -n 3 --root $root --timeout-ms 10000'");
     INFO(run.output);
     CHECK(run.status != 0);
-    REQUIRE(std::filesystem::exists(folder.file("F.json")));
-    const Trace t = load(folder.file("F.json"));
+    REQUIRE(std::filesystem::exists((folder / "F.json")));
+    const Trace t = load((folder / "F.json"));
     CHECK(t.lanes == std::set<int>{0, 1, 2});
     CHECK(t.count("send") > 0);
   }
   {
-    const ProgramRun run = folder.ringlab("run --nproc-per-node 2 --trace N.json -- true");
+    const ProgramRun run = ringlab_in(folder, "run --nproc-per-node 2 --trace N.json -- true");
     INFO(run.output);
     CHECK(run.status == 0);
     CHECK(run.output.find("no rank wrote a trace") != std::string::npos);
-    CHECK(!std::filesystem::exists(folder.file("N.json")));
+    CHECK(!std::filesystem::exists((folder / "N.json")));
   }
 }
 
-TEST_CASE("ringlab tour --trace: every world's ranks (fresh processes each) land in one file "
-          "whose arrows still pair up") {
+TEST_CASE(
+    "ringlab tour --trace: every world's ranks (fresh processes each) land in one file "
+    "whose arrows still pair up") {
   const Folder folder;
-  const ProgramRun lesson = folder.ringlab("lesson all_reduce -n 3 --trace one.json");
+  const ProgramRun lesson = ringlab_in(folder, "lesson all_reduce -n 3 --trace one.json");
   REQUIRE(lesson.status == 0);
-  const ProgramRun run = folder.ringlab("tour --trace tour.json --timeout-ms 20000");
+  const ProgramRun run = ringlab_in(folder, "tour --trace tour.json --timeout-ms 20000");
   INFO(run.output);
   REQUIRE(run.status == 0);
-  const Trace tour = load(folder.file("tour.json"));
+  const Trace tour = load((folder / "tour.json"));
   CHECK(tour.lanes == std::set<int>{0, 1, 2, 3});  // the biggest lesson world is 4
   // Every world counts its messages from 0, on the same few channels: without
   // a series per world their arrow ids would repeat (check_arrows requires one
   // start and one end per id).
   check_arrows(tour);
-  CHECK(tour.starts.size() > 2 * load(folder.file("one.json")).starts.size());
+  CHECK(tour.starts.size() > 2 * load((folder / "one.json")).starts.size());
 }
