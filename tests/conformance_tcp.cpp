@@ -9,7 +9,7 @@
 namespace ringlab::conformance {
 
 // A world whose ranks connect as separate processes would; `writers`: every
-// send goes out through a writer thread (engine_writer.cpp), as large sends
+// send goes out through a writer thread (writers.hpp), as large sends
 // do on a host with processors to spare.
 Binding tcp_binding(bool writers) {
   Binding tcp;

@@ -18,7 +18,9 @@
 
 #include "test_tcp_util.hpp"
 #include "transport/tcp/engine.hpp"
+#include "transport/tcp/engine_policy.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/send_custody.hpp"
 
 using namespace ringlab;
 using namespace ringlab::tcp;
@@ -296,7 +298,7 @@ TEST_CASE("a long wait spins only at its start: it takes little processor time")
 
 }  // TEST_SUITE
 
-// Writer threads (engine_writer.cpp): with use_writers, large sends leave
+// Writer threads (writers.hpp): with use_writers, large sends leave
 // through a thread per connection while the caller's thread goes on.
 TEST_SUITE("tcp_engine") {
 
@@ -373,4 +375,63 @@ TEST_CASE("a peer that goes away while the writer writes fails the send, naming 
   }
 }
 
+}  // TEST_SUITE
+
+// The rules where a writer's call, a goodbye, a failure and a dropped request
+// meet (send_custody.hpp), on queues built by hand: what each rule lets go of
+// and what it keeps, as its comment states it.
+TEST_SUITE("tcp_engine") {
+
+std::shared_ptr<SendOp> queued_send(std::size_t size, std::size_t written) {
+  auto op = std::make_shared<SendOp>();
+  op->size = size;
+  op->written = written;
+  return op;
+}
+
+TEST_CASE("after a goodbye only the send a writer's call holds may still have gone whole") {
+  const auto a = queued_send(100, 0), b = queued_send(100, 0);
+  CHECK_FALSE(custody::needs_departed_peer({}, nullptr));
+  CHECK(custody::needs_departed_peer({a}, nullptr));      // the driver's: not written
+  CHECK_FALSE(custody::needs_departed_peer({a}, a.get()));  // in a call: the call decides
+  CHECK(custody::needs_departed_peer({a, b}, a.get()));   // b waits behind it
+}
+
+TEST_CASE("a failure fails every send but the one in a call, and keeps a frame begun") {
+  const auto begun = queued_send(100, 30), waiting = queued_send(100, 0);
+  custody::OnFailure driver = custody::on_failure({begun, waiting}, nullptr);
+  CHECK(driver.fail_now.size() == 2);
+  CHECK(driver.unfinished == begun);  // an abort frame may not cut it short
+
+  const auto in_call = queued_send(100, 0);
+  custody::OnFailure writer = custody::on_failure({in_call, waiting}, in_call.get());
+  REQUIRE(writer.fail_now.size() == 1);
+  CHECK(writer.fail_now[0] == waiting);  // the call's send is its writer's to fail
+  CHECK(writer.unfinished == in_call);   // it may be half written when the call is back
+
+  custody::OnFailure untouched = custody::on_failure({waiting}, nullptr);
+  CHECK(untouched.fail_now.size() == 1);
+  CHECK(untouched.unfinished == nullptr);  // nothing of it went out: dropped
+}
+
+TEST_CASE("dropping a request waits only for a call that reads its own payload") {
+  const auto a = queued_send(100, 0), b = queued_send(100, 0);
+  CHECK(custody::drop_waits_for_call(*a, a.get()));
+  CHECK_FALSE(custody::drop_waits_for_call(*a, b.get()));
+  CHECK_FALSE(custody::drop_waits_for_call(*a, nullptr));
+}
+
+}  // TEST_SUITE
+
+// The performance policy (engine_policy.hpp) at its edges: writers from two
+// processors per rank, crowded from one rank more than processors.
+TEST_SUITE("tcp_engine") {
+TEST_CASE("writer threads need two processors per rank; crowding, more ranks than processors") {
+  CHECK(policy_for({.processors = 16, .ranks_here = 8}).writers);
+  CHECK_FALSE(policy_for({.processors = 15, .ranks_here = 8}).writers);
+  CHECK_FALSE(policy_for({.processors = 2, .ranks_here = 2}).writers);
+  CHECK_FALSE(policy_for({.processors = 2, .ranks_here = 2}).crowded);
+  CHECK(policy_for({.processors = 2, .ranks_here = 3}).crowded);
+  CHECK_FALSE(policy_for({.processors = 16, .ranks_here = 16}).crowded);
+}
 }  // TEST_SUITE

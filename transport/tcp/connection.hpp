@@ -21,12 +21,10 @@
 #include <sys/uio.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "transport/tcp/framing.hpp"
@@ -84,7 +82,7 @@ struct Connection {
   // Open, writing has not failed, and something is queued.
   bool has_sends() const { return failure.empty() && send_failure.empty() && !sends.empty(); }
   // The driver writes this connection now: it has sends and no writer.
-  bool writable() const { return !writer && has_sends(); }
+  bool writable() const { return !has_writer && has_sends(); }
   // Where the next payload byte goes; nullptr: dropped.
   std::byte* payload_destination();
   // Stops traffic both ways; the descriptor stays open (a driver may be
@@ -117,17 +115,9 @@ struct Connection {
   std::shared_ptr<RecvOp> target;  // the posted receive being filled, or
   std::shared_ptr<Queued> queued;  // the queued message being filled (neither: dropped)
 
-  // A thread that writes this connection's sends, once the engine made one
-  // (engine_writer.cpp); from then on the driver never writes it.
-  struct Writer {
-    std::thread thread;
-    std::condition_variable work;       // a send was queued, or stop
-    std::condition_variable call_done;  // the sendmsg of in_call returned
-    const SendOp* in_call = nullptr;    // whose payload a sendmsg reads now (lock released)
-    int awaiting = 0;                   // threads that wait for in_call's call (go first)
-    bool stop = false;
-  };
-  std::unique_ptr<Writer> writer;
+  // A writer thread writes this connection's sends (writers.hpp); the driver
+  // then only reads it.
+  bool has_writer = false;
 
  private:
   // Reads once into the stage or the destination; false: stop reading.

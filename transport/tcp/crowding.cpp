@@ -28,11 +28,11 @@ int processors_here() {
 }
 
 bool any_rank_says(Engine& engine, bool mine, Duration timeout) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + timeout;
+  using SteadyClock = std::chrono::steady_clock;
+  const auto deadline = SteadyClock::now() + timeout;
   const auto left = [&deadline] {
     return std::max(Duration::zero(),
-                    std::chrono::duration_cast<Duration>(deadline - Clock::now()));
+                    std::chrono::duration_cast<Duration>(deadline - SteadyClock::now()));
   };
   std::byte answer{mine ? std::uint8_t{1} : std::uint8_t{0}};
   if (engine.rank() != 0) {

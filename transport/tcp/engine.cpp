@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "transport/tcp/io_timers.hpp"
-#include "transport/tcp/parking.hpp"
 
 namespace ringlab::tcp {
 
@@ -40,16 +39,6 @@ class RecvRequest final : public Request {
   std::shared_ptr<RecvOp> op_;
 };
 
-std::vector<std::unique_ptr<Connection>> connections_of(int rank,
-                                                        const std::vector<int>& descriptors) {
-  std::vector<std::unique_ptr<Connection>> connections(descriptors.size());
-  for (std::size_t peer = 0; peer < descriptors.size(); ++peer)
-    if (static_cast<int>(peer) != rank)
-      connections[peer] =
-          std::make_unique<Connection>(rank, static_cast<int>(peer), descriptors[peer]);
-  return connections;
-}
-
 template <typename OpType>
 std::shared_ptr<OpType> new_op(int peer, Tag tag) {
   auto op = std::make_shared<OpType>();
@@ -63,11 +52,14 @@ std::shared_ptr<OpType> new_op(int peer, Tag tag) {
 Engine::Engine(int rank, int size, std::vector<int> descriptors, std::uint64_t max_unexpected)
     : rank_(rank),
       size_(size),
-      max_unexpected_(max_unexpected),
-      connections_(connections_of(rank, descriptors)),
-      pool_(ScratchPool::create()),
-      driver_(rank),
-      blame_(rank, size) {
+      connections_(rank, descriptors),
+      inbox_(rank, max_unexpected),
+      poller_(rank),
+      blame_(rank, size),
+      writers_(mutex_, size,
+               [this](Connection& c, const std::shared_ptr<SendOp>& op, long n, int error) {
+                 wrote(c, op, n, error);
+               }) {
   timers::started();
 }
 
@@ -78,30 +70,26 @@ void Engine::complete(Op& op, std::string error, int failed_peer) {
   op.done = true;
   op.error = std::move(error);
   op.failed_peer = failed_peer;
-  driver_.progressed();
-}
-
-std::unique_ptr<Request> Engine::failed_request() const {
-  return std::make_unique<FailedRequest>(broken_, broken_peer_);
+  poller_.driver().progressed();
 }
 
 std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data, std::uint32_t element) {
   std::unique_lock lock(mutex_);
-  Connection& c = connection(dst);
-  if (broken_.empty() && c.departed)
-    fail_all(dst, departed_message(dst, "to send to it (" + describe_tag(tag) + ")"));
-  if (!broken_.empty()) return failed_request();
+  Connection& c = connections_[dst];
+  if (!failure_.failed() && c.departed)
+    fail_all(dst, departed_message(rank_, dst, "to send to it (" + describe_tag(tag) + ")"));
+  if (failure_.failed()) return failure_.request();
   const FrameHeaderBytes header = encode_frame_header(
       {FrameKind::Data, rank_, tag, static_cast<std::uint64_t>(data.size()), element});
   std::size_t written = 0;
-  const bool via_writer = data.size() >= writer_bytes_;
+  const bool via_writer = writers_.wanted_for(data.size());
   if (c.sends.empty() && !via_writer) {
     // The common case: nothing queued ahead, so try to hand header + payload
     // to the kernel right now, from the caller's buffer.
     const long n = c.send_at_once(header, data);
     if (n < 0) {
       sends_failed(c, static_cast<int>(-n));
-      return failed_request();
+      return failure_.request();
     }
     written = static_cast<std::size_t>(n);
     if (written == header.size() + data.size()) return std::make_unique<CompletedRequest>();
@@ -112,78 +100,70 @@ std::unique_ptr<Request> Engine::isend(int dst, Tag tag, ConstBytes data, std::u
   op->size = data.size();
   op->written = written;
   c.sends.push_back(op);
-  if (via_writer && !c.writer) start_writer(c);
-  if (c.writer)
-    c.writer->work.notify_one();
-  else if (c.sends.size() == 1)
-    driver_.wake();  // a driver blocked in poll() does not watch this socket for writability yet
+  if (via_writer) writers_.start(c);
+  if (c.has_writer)
+    writers_.notify(c);
+  else if (c.sends.size() == 1)  // a driver blocked in poll() does not watch it for writing yet
+    poller_.driver().wake();
   return std::make_unique<SendRequest>(shared_from_this(), std::move(op));
 }
 
 std::unique_ptr<Request> Engine::irecv(int src, Tag tag, MutBytes data, std::uint32_t element) {
   std::unique_lock lock(mutex_);
   if (src == kAnySource) return receive_from_any(tag, data, element);
-  Connection& c = connection(src);
-  if (!broken_.empty()) return failed_request();
+  Connection& c = connections_[src];
+  if (failure_.failed()) return failure_.request();
   // A parked message of another tag is ahead of this one in src's stream:
   // move it (and whatever is staged behind it) to the queue first. Each pass
   // consumes at least that frame; afterwards a parked frame has this tag.
   while (c.parked && c.frame.tag != tag) unpark(c, true);
-  if (!broken_.empty()) return failed_request();
-  if (auto kept = matcher_.take_kept(src, tag))
+  if (failure_.failed()) return failure_.request();
+  if (auto kept = inbox_.take_kept(src, tag))
     return receive_queued(c, std::move(kept->message), tag, data, element);
   if (c.parked) return receive_parked(c, tag, data, element);  // this receive's message (see above)
-  if (c.departed) {  // nothing more will come from src
-    fail_all(src, departed_message(src, "to receive from it (" + describe_tag(tag) + ")"));
-    return failed_request();
+  if (c.departed) {                                            // nothing more will come from src
+    fail_all(src, departed_message(rank_, src, "to receive from it (" + describe_tag(tag) + ")"));
+    return failure_.request();
   }
   auto op = new_op<RecvOp>(src, tag);
   op->buffer = data;
   op->element = element;
-  matcher_.post(src, tag, op);
+  inbox_.post(op);
   return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
 }
 
 std::unique_ptr<Request> Engine::receive_from_any(Tag tag, MutBytes data, std::uint32_t element) {
-  if (!broken_.empty()) return failed_request();
+  if (failure_.failed()) return failure_.request();
   // As irecv does for its source, for every source: a parked message of
   // another tag may be ahead of this one. One too large to queue stays
   // parked (parking.hpp): its sender's later messages wait behind it.
-  for (auto& c : connections_)
-    while (c && c->parked && c->frame.tag != tag &&
-           parking::may_queue(c->frame.length, max_unexpected_))
-      unpark(*c, true);
-  if (!broken_.empty()) return failed_request();
-  if (auto kept = matcher_.take_kept(kAnySource, tag))
-    return receive_queued(connection(kept->source), std::move(kept->message), tag, data, element);
-  for (auto& c : connections_)
-    if (c && c->parked && c->frame.tag == tag) return receive_parked(*c, tag, data, element);
-  if (everyone_departed()) {  // nothing more will come from anyone
+  for (Connection* c : connections_)
+    while (c->parked && c->frame.tag != tag && inbox_.may_keep(c->frame.length)) unpark(*c, true);
+  if (failure_.failed()) return failure_.request();
+  if (auto kept = inbox_.take_kept(kAnySource, tag))
+    return receive_queued(connections_[kept->source], std::move(kept->message), tag, data, element);
+  for (Connection* c : connections_)
+    if (c->parked && c->frame.tag == tag) return receive_parked(*c, tag, data, element);
+  if (connections_.everyone_departed()) {  // nothing more will come from anyone
     const int first = rank_ == 0 ? 1 : 0;
-    fail_all(first, departed_message(first, "to receive from any rank (" + describe_tag(tag) + ")"));
-    return failed_request();
+    fail_all(first, departed_message(rank_, first,
+                                     "to receive from any rank (" + describe_tag(tag) + ")"));
+    return failure_.request();
   }
   auto op = new_op<RecvOp>(kAnySource, tag);
   op->any_source = true;
   op->buffer = data;
   op->element = element;
-  matcher_.post(kAnySource, tag, op);
+  inbox_.post(op);
   return std::make_unique<RecvRequest>(shared_from_this(), std::move(op));
-}
-
-bool Engine::everyone_departed() const {
-  return std::all_of(connections_.begin(), connections_.end(),
-                     [](const auto& c) { return !c || c->departed; });
 }
 
 std::unique_ptr<Request> Engine::receive_queued(Connection& c, std::shared_ptr<Queued> message,
                                                 Tag tag, MutBytes data, std::uint32_t element) {
   // On a mismatch the message is consumed either way (as in the in-process
   // transport); one still arriving finishes into its own buffer and is dropped.
-  if (message->size != data.size())
-    return std::make_unique<FailedRequest>(
-        size_mismatch_message(rank_, c.peer, tag, data.size(), message->size), -1);
-  if (std::string wrong = element_problem(rank_, c.peer, tag, element, message->element);
+  if (std::string wrong =
+          inbox_.mismatch(c.peer, tag, data.size(), element, message->size, message->element);
       !wrong.empty())
     return std::make_unique<FailedRequest>(std::move(wrong), -1);
   if (message->complete) {
@@ -203,9 +183,7 @@ std::unique_ptr<Request> Engine::receive_queued(Connection& c, std::shared_ptr<Q
 std::unique_ptr<Request> Engine::receive_parked(Connection& c, Tag tag, MutBytes data,
                                                 std::uint32_t element) {
   std::string wrong =
-      data.size() != c.frame.length
-          ? size_mismatch_message(rank_, c.peer, tag, data.size(), c.frame.length)
-          : element_problem(rank_, c.peer, tag, element, c.frame.element);
+      inbox_.mismatch(c.peer, tag, data.size(), element, c.frame.length, c.frame.element);
   if (!wrong.empty()) {
     // The receive fails (as when it is posted first); the payload is dropped.
     unpark(c, false);

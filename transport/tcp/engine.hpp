@@ -10,23 +10,34 @@
 // a posted receive's buffer when one matches, else into a queued message) and
 // writes pending sends, until its own request is done or its deadline passes.
 // That keeps the hot path free of thread hand-offs: a message is read by the
-// thread that wants it. The parts, one file each:
-//   connection.hpp    a peer's socket: reading frames, writing sends;
-//   ../matcher.hpp    matching, the one matcher of every transport: posted
-//                     receives and queued messages;
-//   parking.hpp       a large early message stays in the socket until its
-//                     receive comes, so it too is read straight into place;
-//   driver.hpp        who drives the sockets when several threads wait
-//                     (leader/followers), and the RAII Turn of the driver;
-//   spin_policy.hpp   whether a wait spins before it blocks in poll();
-//   blame.hpp         whom a wait that ran out of time names;
-// and the engine's own files: engine.cpp (posting sends and receives),
-// engine_wait.cpp (waiting, and one poll() round), engine_frames.cpp (what
-// an arriving frame is for), engine_failure.cpp (failure relay, giving up a
-// receive, shutdown), engine_blame.cpp (asking whom the peers wait for) and
-// engine_writer.cpp (where processors are to spare, large sends leave
-// through a thread per connection: the one exception to "nothing runs in
-// the background").
+// thread that wants it.
+//
+// The engine is its collaborators, each a class with its own state, and the
+// rules that cross them. The collaborators:
+//   connections.hpp   sockets and frames: a Connection per peer
+//                     (connection.hpp: reading frames, writing sends);
+//   inbox.hpp         matching: posted receives and early messages (the one
+//                     matcher, ../matcher.hpp), and where a frame goes;
+//   poller.hpp        parking and spinning: who drives the sockets
+//                     (driver.hpp), whether a wait spins (spin_policy.hpp),
+//                     one poll() round, when a parked payload moves
+//                     (parking.hpp);
+//   failure.hpp       failure: the first one, and the shutdown's stage;
+//   blame.hpp         blame: whom a wait that ran out of time names;
+//   writers.hpp       writer threads: where processors are to spare, large
+//                     sends leave through a thread per connection (the one
+//                     exception to "nothing runs in the background").
+// The rules that cross them, one file each:
+//   engine.cpp          posting sends and receives;
+//   engine_wait.cpp     waiting, and acting on a poll() round;
+//   engine_frames.cpp   what an arriving frame is for, and unparking;
+//   engine_failure.cpp  failure relay, goodbyes, giving up, shutdown;
+//   engine_blame.cpp    asking whom the peers wait for, and answering;
+//   engine_writes.cpp   what a writer's call did;
+//   send_custody.hpp    who may touch a send's payload while a writer's
+//                       call reads it: goodbye, failure, a dropped request.
+// How a host sets the engine up (writer threads, fewer messages where ranks
+// outnumber processors) is engine_policy.hpp.
 //
 // Sends are attempted at once from isend (one sendmsg of header + payload,
 // from the caller's buffer); what the socket does not take is queued and
@@ -38,11 +49,10 @@
 // future wait of this engine with a PeerError naming that peer, and an abort
 // frame naming it goes to every other peer.
 //
-// Locking: one mutex guards all state; it is released only around poll()
-// and while a spinning wait yields.
+// Locking: one mutex, the engine's, guards every collaborator's state; it is
+// released only around poll(), while a spinning wait yields, and during a
+// writer's sendmsg (which then reads only the payload of its send in_call).
 #pragma once
-
-#include <poll.h>
 
 #include <chrono>
 #include <cstdint>
@@ -51,14 +61,15 @@
 #include <string>
 #include <vector>
 
-#include "transport/matcher.hpp"
 #include "transport/scratch_pool.hpp"
 #include "transport/tcp/blame.hpp"
-#include "transport/tcp/connection.hpp"
-#include "transport/tcp/driver.hpp"
+#include "transport/tcp/connections.hpp"
+#include "transport/tcp/failure.hpp"
 #include "transport/tcp/framing.hpp"
+#include "transport/tcp/inbox.hpp"
 #include "transport/tcp/operations.hpp"
-#include "transport/tcp/spin_policy.hpp"
+#include "transport/tcp/poller.hpp"
+#include "transport/tcp/writers.hpp"
 #include "transport/transport.hpp"
 
 namespace ringlab::tcp {
@@ -79,19 +90,18 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   int size() const { return size_; }
   // The pool early messages take their memory from; the transport's scratch
   // comes from it too.
-  const std::shared_ptr<ScratchPool>& scratch_pool() const { return pool_; }
+  const std::shared_ptr<ScratchPool>& scratch_pool() const { return inbox_.pool(); }
 
   // element: what the message holds (framing.hpp's element field).
   std::unique_ptr<Request> isend(int dst, Tag tag, ConstBytes data,
                                  std::uint32_t element = kUntyped);
-  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data,
-                                 std::uint32_t element = kUntyped);
+  std::unique_ptr<Request> irecv(int src, Tag tag, MutBytes data, std::uint32_t element = kUntyped);
 
   // Sends what is still queued (up to timeout) and closes every connection.
   void shutdown(Duration timeout);
 
   // Sends of at least from_bytes go out through a writer thread per
-  // connection (engine_writer.cpp); SIZE_MAX (the default): none do.
+  // connection (writers.hpp); SIZE_MAX (the default): none do.
   void use_writers(std::size_t from_bytes);
 
   // Used by the requests (engine.cpp).
@@ -103,47 +113,35 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
  private:
   using Clock = std::chrono::steady_clock;
 
-  Connection& connection(int peer) { return *connections_[static_cast<std::size_t>(peer)]; }
   void complete(Op& op, std::string error = {}, int failed_peer = -1);
-  std::unique_ptr<Request> failed_request() const;
+
+  // ---- posting (engine.cpp)
   // irecv's cases: a message already queued, or the one parked on c.
-  std::unique_ptr<Request> receive_queued(Connection& c, std::shared_ptr<Queued> message,
-                                          Tag tag, MutBytes data, std::uint32_t element);
+  std::unique_ptr<Request> receive_queued(Connection& c, std::shared_ptr<Queued> message, Tag tag,
+                                          MutBytes data, std::uint32_t element);
   std::unique_ptr<Request> receive_parked(Connection& c, Tag tag, MutBytes data,
                                           std::uint32_t element);
   // irecv from kAnySource: the oldest queued message of its tag from any
   // peer, else one parked, else a posted receive.
   std::unique_ptr<Request> receive_from_any(Tag tag, MutBytes data, std::uint32_t element);
-  // Every peer said goodbye: nothing more will arrive.
-  bool everyone_departed() const;
 
   // ---- waiting (engine_wait.cpp)
-  // One poll() round over every connection (lock released while blocked).
+  // One poll() round over every connection (lock released while blocked),
+  // and what it found read and written.
   void drive(std::unique_lock<std::mutex>& lock, Clock::time_point deadline);
-  // Fills poll_fds_; true if a connection is parked with a payload that may
-  // be queued (then poll() wakes in time to check on it).
-  bool gather_poll_set();
-  // A spinning wait lets the other ranks run (lock released meanwhile).
-  void yield(std::unique_lock<std::mutex>& lock);
   // A wait ran out of time: throws the TimeoutError (or the failure that
   // came meanwhile), unless op finished meanwhile (a send).
   void time_out(std::unique_lock<std::mutex>& lock, const std::shared_ptr<Op>& op, bool is_send,
                 Duration timeout);
-  bool sends_pending() const;
-  // A spinning wait may read this peer's socket without polling the others:
-  // it is open and not parked, and no send waits to be written.
-  bool can_look_alone(int peer) const;
 
   // ---- arriving frames (engine_frames.cpp; the FrameHandler)
   bool frame_started(Connection& c, const FrameHeader& header) override;
   void frame_finished(Connection& c) override;
   void sent(SendOp& op) override { complete(op); }
-  // Where a data frame's payload goes: a posted receive, the queue, or (parked) nowhere yet.
-  bool place_payload(Connection& c, const FrameHeader& header);
-  // The frame being read on c has no posted receive: it is queued. False
+  // The frame being read on c has no posted receive: it is kept. False
   // (and the connection failed, naming the peer) if it claims more than
-  // max_unexpected_.
-  bool queue_arriving(Connection& c);
+  // the inbox keeps.
+  bool keep_arriving(Connection& c);
   // c's parked frame goes to the receive just attached (c.target), or into
   // the queue (into_queue), or is dropped; reading c resumes.
   void unpark(Connection& c, bool into_queue);
@@ -165,8 +163,6 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   // culprit's or closed) an abort frame follows whatever frame is half written.
   void fail_connection(Connection& c, int culprit, const std::string& why,
                        const std::vector<std::byte>& abort);
-  // The peer said goodbye while still needed (for `what`): fail_all naming it.
-  std::string departed_message(int peer, const std::string& what) const;
   void goodbye_received(Connection& c);
   void abort_received(Connection& c);
   void withdraw_locked(const std::shared_ptr<RecvOp>& op);
@@ -174,17 +170,11 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   void flush(std::unique_lock<std::mutex>& lock, Clock::time_point deadline);
   void close_all();
 
-  // ---- writer threads (engine_writer.cpp)
+  // ---- writes (engine_writes.cpp)
   // c's queued sends go out: its writer is told, or the driver writes them now.
   void push(Connection& c);
-  void start_writer(Connection& c);
-  void write_loop(Connection& c);
   // What a writer's call did: n bytes of op went out (or errno `error`).
   void wrote(Connection& c, const std::shared_ptr<SendOp>& op, long n, int error);
-  // Waits (lock released) while a writer's sendmsg reads op's payload.
-  void await_writer(std::unique_lock<std::mutex>& lock, const SendOp& op);
-  // Each writer finishes its call and leaves; the driver writes afterwards.
-  void stop_writers(std::unique_lock<std::mutex>& lock);
 
   // ---- blame (engine_blame.cpp)
   // A wait on op.peer ran out of time (timed_out: the standard message):
@@ -196,34 +186,15 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
 
   int rank_;
   int size_;
-  std::uint64_t max_unexpected_;
-  // By peer rank; null for this rank. First, so that the descriptors are
-  // closed if a member after them cannot be made.
-  std::vector<std::unique_ptr<Connection>> connections_;
-  // Memory of messages that arrive before their receive is posted (fresh
-  // memory for each would be faulted in page by page). TcpTransport takes its
-  // scratch from the same pool, so one bound covers both.
-  std::shared_ptr<ScratchPool> pool_;
   std::mutex mutex_;
-  Driver driver_;
-  // Set once this engine failed (or was shut down): every pending and future
-  // operation fails with it; a PeerError naming broken_peer_ when >= 0.
-  std::string broken_;
-  int broken_peer_ = -1;
-  bool shutting_down_ = false;
-  std::size_t writer_bytes_ = SIZE_MAX;  // use_writers
-  bool shut_down_ = false;
+  // First, so that the descriptors are closed if a member after them cannot
+  // be made; the writers, which write them, are last (stopped first).
+  Connections connections_;
+  Inbox inbox_;
+  Poller poller_;
+  Failure failure_;
   BlameBook blame_;
-  SpinPolicy spin_;
-  // When a poll() last reported an event (parking.hpp, overdue).
-  Clock::time_point last_event_ = Clock::now();
-  // Posted receives and queued messages (what happens when neither side is
-  // there yet, queue or park, is decided in engine_frames.cpp).
-  Matcher<std::shared_ptr<RecvOp>, std::shared_ptr<Queued>> matcher_;
-  // The driver's poll set, rebuilt each round: [0] is the driver's wake-up
-  // eventfd, then one per live connection (poll_connections_[i - 1]).
-  std::vector<pollfd> poll_fds_;
-  std::vector<Connection*> poll_connections_;
+  Writers writers_;
 };
 
 }  // namespace ringlab::tcp

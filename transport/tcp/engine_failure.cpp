@@ -17,13 +17,15 @@
 //     exits; a rank receiving an abort naming p fails the same way (naming p).
 //   - while shutting down, a connection that ends is only closed: this rank
 //     needs nothing more, and must not abort ranks that may still finish.
-// As in InprocWorld::fail, the first failure wins; later ones change nothing.
+// As in InprocWorld::fail, the first failure wins; later ones change nothing
+// (failure.hpp). Where a writer's call is under way, send_custody.hpp says
+// what a goodbye or a failure may do to the send it is writing.
 #include <cstring>
 
 #include "transport/tcp/engine.hpp"
 #include "transport/tcp/io_timers.hpp"
-#include "transport/tcp/parking.hpp"
 #include "transport/tcp/rendezvous_watch.hpp"
+#include "transport/tcp/send_custody.hpp"
 
 namespace ringlab::tcp {
 
@@ -35,7 +37,7 @@ void Engine::connection_lost(Connection& c, const std::string& why) {
   c.stop_traffic();
   c.clear_reading();
   c.parked = false;
-  if (shutting_down_ && c.sends.empty()) return;  // nothing more needed from it
+  if (failure_.shutting_down && c.sends.empty()) return;  // nothing more needed from it
   fail_all(c.peer, why);
 }
 
@@ -48,10 +50,10 @@ void Engine::sends_failed(Connection& c, int error) {
   fail_all(c.peer, c.send_failure);
 }
 
-std::string Engine::departed_message(int peer, const std::string& what) const {
-  return "rank " + std::to_string(rank_) + ": rank " + std::to_string(peer) +
+std::string departed_message(int rank, int peer, const std::string& what) {
+  return "rank " + std::to_string(rank) + ": rank " + std::to_string(peer) +
          " shut down its transport (its program finished or stopped) while rank " +
-         std::to_string(rank_) + " still needed it, " + what + ": rank " + std::to_string(peer) +
+         std::to_string(rank) + " still needed it, " + what + ": rank " + std::to_string(peer) +
          " stopped early, or the ranks did not run the same collectives";
 }
 
@@ -60,21 +62,20 @@ void Engine::goodbye_received(Connection& c) {
   c.failure = "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) +
               " shut down its transport";
   c.clear_reading();
-  if (!broken_.empty()) return;
-  // Still needed? A send not yet written, or a receive posted for it. A send
-  // whose writer is writing it right now may have gone out whole: that is
-  // known when the writer's call is back (wrote(), engine_writer.cpp).
-  const SendOp* writing = c.writer ? c.writer->in_call : nullptr;
-  if (c.sends.size() > (writing ? 1u : 0u))
-    return fail_all(c.peer, departed_message(c.peer, "to send to it (" +
-                                                         describe_tag(c.sends.front()->tag) + ")"));
-  if (const auto tag = matcher_.posted_for(c.peer))
+  if (failure_.failed()) return;
+  // Still needed? A send not yet written (custody rule 1), or a receive
+  // posted for it.
+  if (custody::needs_departed_peer(c.sends, writers_.in_call(c)))
     return fail_all(c.peer,
-                    departed_message(c.peer, "to receive from it (" + describe_tag(*tag) + ")"));
+                    departed_message(rank_, c.peer,
+                                     "to send to it (" + describe_tag(c.sends.front()->tag) + ")"));
+  if (const auto tag = inbox_.posted_for(c.peer))
+    return fail_all(
+        c.peer, departed_message(rank_, c.peer, "to receive from it (" + describe_tag(*tag) + ")"));
   // A receive from any source needs whoever is left.
-  if (const auto tag = matcher_.posted_for(kAnySource); tag && everyone_departed())
-    fail_all(c.peer,
-             departed_message(c.peer, "to receive from any rank (" + describe_tag(*tag) + ")"));
+  if (const auto tag = inbox_.posted_for(kAnySource); tag && connections_.everyone_departed())
+    fail_all(c.peer, departed_message(rank_, c.peer,
+                                      "to receive from any rank (" + describe_tag(*tag) + ")"));
 }
 
 void Engine::abort_received(Connection& c) {
@@ -84,7 +85,7 @@ void Engine::abort_received(Connection& c) {
   c.failure = "rank " + std::to_string(rank_) + ": rank " + std::to_string(c.peer) + " aborted";
   c.departed = true;
   c.stage_begin = c.stage_end = 0;
-  if (!broken_.empty()) return;
+  if (failure_.failed()) return;
   int culprit = c.peer;
   if (abort && abort->culprit >= 0 && abort->culprit < size_ && abort->culprit != rank_)
     culprit = abort->culprit;
@@ -95,77 +96,64 @@ void Engine::abort_received(Connection& c) {
 }
 
 void Engine::fail_all(int culprit, const std::string& why, const std::string* relayed) {
-  if (!broken_.empty()) return;
-  broken_ = why;
-  broken_peer_ = culprit;
+  if (!failure_.set(culprit, why)) return;
   const std::vector<std::byte> abort = encode_abort({culprit, relayed ? *relayed : why});
-  for (auto& c : connections_)
-    if (c) fail_connection(*c, culprit, why, abort);
-  for (auto& op : matcher_.take_all_posted()) complete(*op, why, culprit);
-  matcher_.drop_kept();
-  driver_.wake();  // a driver in poll() now has sends to watch
-  driver_.progressed();
+  for (Connection* c : connections_) fail_connection(*c, culprit, why, abort);
+  for (auto& op : inbox_.clear()) complete(*op, why, culprit);
+  poller_.driver().wake();  // a driver in poll() now has sends to watch
+  poller_.driver().progressed();
 }
 
 void Engine::fail_connection(Connection& c, int culprit, const std::string& why,
                              const std::vector<std::byte>& abort) {
-  // A frame partly written must be finished before another can follow:
-  // keep it (with a copy of its payload, as its request may be gone soon).
-  // One a writer is sending right now is its writer's to fail, once the
-  // writer's call no longer reads the caller's memory (engine_writer.cpp).
-  const SendOp* writing = c.writer ? c.writer->in_call : nullptr;
-  std::shared_ptr<SendOp> partial;
-  if (!c.sends.empty() && (c.sends.front()->written > 0 || c.sends.front().get() == writing))
-    partial = c.sends.front();
-  for (auto& op : c.sends)
-    if (op.get() != writing) complete(*op, why, culprit);
+  // Custody rule 2: the sends fail, but the one a writer's call reads is
+  // its writer's to fail, and a frame partly written (or in a call) is
+  // finished, from a copy, before the abort frame follows it.
+  custody::OnFailure sends = custody::on_failure(c.sends, writers_.in_call(c));
+  for (auto& op : sends.fail_now) complete(*op, why, culprit);
   c.sends.clear();
   if (c.target) complete(*c.target, why, culprit);
   c.target = nullptr;
   c.queued = nullptr;  // a message still arriving is read and dropped
   c.parked = false;    // so is a parked one
   if (c.peer == culprit || !c.open() || !c.send_failure.empty()) return;
-  if (partial) {
-    partial->own_payload();
-    c.sends.push_back(std::move(partial));
+  if (sends.unfinished) {
+    sends.unfinished->own_payload();
+    c.sends.push_back(std::move(sends.unfinished));
   }
   c.queue_control(FrameKind::Abort, abort);
   push(c);  // best effort now; shutdown() finishes it
 }
 
 void Engine::withdraw_locked(const std::shared_ptr<RecvOp>& op) {
-  if (op->done || matcher_.withdraw(op->any_source ? kAnySource : op->peer, op->tag, op)) return;
+  if (op->done || inbox_.withdraw(op)) return;
   if (op->peer == kAnySource) return;  // matched nothing yet, and withdrawn before
   // Being filled right now: move what arrived into a queued message that
   // takes the rest, so nothing is written into a buffer nobody waits on.
-  Connection& c = connection(op->peer);
+  Connection& c = connections_[op->peer];
   if (c.target != op) return;
-  if (!parking::may_queue(c.frame.length, max_unexpected_)) {
+  if (!inbox_.may_keep(c.frame.length)) {
     // Too large to keep for a later receive: it is lost, so is the stream.
     connection_lost(c, "rank " + std::to_string(rank_) + ": the receive of " +
                            std::to_string(c.frame.length) + " bytes from rank " +
                            std::to_string(c.peer) + " (" + describe_tag(c.frame.tag) +
                            ") was given up while its message was arriving, and a message of more "
                            "than " +
-                           std::to_string(max_unexpected_) +
+                           std::to_string(inbox_.max_unexpected()) +
                            " bytes (kMaxUnexpectedBytes) cannot be kept for a later receive");
     return;
   }
-  auto message = std::make_shared<Queued>();
-  message->size = c.frame.length;
-  message->data = pool_->take(c.frame.length);
-  std::memcpy(message->data.storage.get(), op->buffer.data(), c.payload_got);
-  matcher_.keep(op->peer, op->tag, message, true);
+  c.queued = inbox_.keep_partial(*op, c.frame, c.payload_got);
   c.target = nullptr;
-  c.queued = std::move(message);
 }
 
 void Engine::abandon_send(const std::shared_ptr<SendOp>& op) {
   std::unique_lock lock(mutex_);
   if (op->done) return;
-  // The caller may free its buffer now: keep a copy of the payload, and let
-  // no writer read the caller's copy after this returns.
-  await_writer(lock, *op);
+  // Custody rule 3: the caller may free its buffer now: keep a copy of the
+  // payload, and let no writer read the caller's copy after this returns.
+  Connection& c = connections_[op->peer];
+  if (custody::drop_waits_for_call(*op, writers_.in_call(c))) writers_.await_call(lock, c, *op);
   if (!op->done) op->own_payload();
 }
 
@@ -176,13 +164,13 @@ void Engine::abandon_recv(const std::shared_ptr<RecvOp>& op) {
 
 void Engine::shutdown(Duration timeout) {
   std::unique_lock lock(mutex_);
-  if (shut_down_) return;
-  stop_writers(lock);  // from here on this thread writes everything
+  if (failure_.shut_down) return;
+  writers_.stop_all(lock);  // from here on this thread writes everything
   // Leaving right after a wait ran out of time, it leaves because of that:
   // the peers learn whom it blamed (abort frames) rather than a goodbye.
-  if (const TimeoutVerdict* stalled = blame_.stalled(); broken_.empty() && stalled)
+  if (const TimeoutVerdict* stalled = blame_.stalled(); !failure_.failed() && stalled)
     fail_all(stalled->rank, stalled->message);
-  shutting_down_ = true;
+  failure_.shutting_down = true;
   // Finish queued sends (dropped requests' copies included) so the peers get
   // every message this rank sent, then say goodbye on every connection whose
   // last frame is complete (one with a frame cut short just closes: the peer
@@ -190,27 +178,27 @@ void Engine::shutdown(Duration timeout) {
   // frames, and not for long: its peers may have stopped reading.
   constexpr Duration kAbortLinger{500};
   const auto deadline =
-      Clock::now() + (broken_.empty() ? timeout : std::min(timeout, kAbortLinger));
+      Clock::now() + (failure_.failed() ? std::min(timeout, kAbortLinger) : timeout);
   // Nothing will be received any more; a peer may still be sending.
-  for (auto& c : connections_)
-    if (c && c->parked) unpark(*c, parking::may_queue(c->frame.length, max_unexpected_));
+  for (Connection* c : connections_)
+    if (c->parked) unpark(*c, inbox_.may_keep(c->frame.length));
   flush(lock, deadline);
-  if (broken_.empty()) {
-    for (auto& c : connections_) {
-      if (!c || !c->open() || !c->send_failure.empty() || !c->sends.empty()) continue;
+  if (!failure_.failed()) {
+    for (Connection* c : connections_) {
+      if (!c->open() || !c->send_failure.empty() || !c->sends.empty()) continue;
       c->queue_control(FrameKind::Goodbye, {});
       push(*c);
     }
     flush(lock, deadline);
   }
-  shut_down_ = true;
+  failure_.shut_down = true;
   close_all();
   timers::report(rank_);
 }
 
 void Engine::flush(std::unique_lock<std::mutex>& lock, Clock::time_point deadline) {
-  while (sends_pending() && Clock::now() < deadline && !driver_.busy()) {
-    const Driver::Turn turn(driver_);
+  while (connections_.sends_pending() && Clock::now() < deadline && !poller_.driver().busy()) {
+    const Driver::Turn turn(poller_.driver());
     try {
       drive(lock, deadline);
     } catch (...) {
@@ -221,9 +209,8 @@ void Engine::flush(std::unique_lock<std::mutex>& lock, Clock::time_point deadlin
 
 void Engine::close_all() {
   const std::string closed = "rank " + std::to_string(rank_) + ": the transport was shut down";
-  if (broken_.empty()) broken_ = closed;  // later operations fail (a CommError)
-  for (auto& c : connections_) {
-    if (!c) continue;
+  failure_.set(-1, closed);  // unless failed already: later operations fail (a CommError)
+  for (Connection* c : connections_) {
     for (auto& op : c->sends) complete(*op, closed, c->peer);
     c->sends.clear();
     if (c->target) complete(*c->target, closed, c->peer);
@@ -231,7 +218,7 @@ void Engine::close_all() {
     if (c->open()) c->failure = closed;
     c->close();
   }
-  for (auto& op : matcher_.take_all_posted()) complete(*op, broken_, broken_peer_);
+  for (auto& op : inbox_.clear()) complete(*op, failure_.why(), failure_.culprit());
 }
 
 }  // namespace ringlab::tcp

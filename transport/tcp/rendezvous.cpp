@@ -17,10 +17,10 @@
 //     reaching a rank's listener is logged and refused.
 //  5. Every other rank tells the store it is done; rank 0 waits for that, so
 //     it keeps the store up until every rank has read the addresses it needs.
-//  6. The ranks agree whether a host runs more ranks than it has processors
-//     (crowding.hpp), over the new connections. A rank whose host has two
-//     processors per rank sends large messages through writer threads
-//     (engine_writer.cpp); that needs no agreement.
+//  6. The engine is set up for the host (engine_policy.hpp): writer threads
+//     where the host has two processors per rank, and the ranks agree, over
+//     the new connections, whether a host runs more ranks than it has
+//     processors (crowding.hpp).
 // Every step has the rendezvous deadline; a timeout names the ranks missing.
 // While rank 0 waits (steps 4 and 5) it logs every few seconds whom it waits
 // for (wait_report.hpp), so a job whose other ranks never come is not silent.
@@ -46,6 +46,7 @@
 #include "net/log.hpp"
 #include "store/c10d_client.hpp"
 #include "transport/tcp/crowding.hpp"
+#include "transport/tcp/engine_policy.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/loopback.hpp"
 #include "transport/tcp/mesh.hpp"
@@ -498,18 +499,14 @@ std::shared_ptr<TcpTransport> connect_steps(const WorldSpec& r,
   else
     wait_until_all_done(r, store, deadline, report, connected.sockets);
 
-  // 6. Crowding.
-  const int processors = r.processors > 0 ? r.processors : processors_here();
-  const int ranks_here = ranks_on_this_host(connected.sockets);
+  // 6. The engine, set up for this host (engine_policy.hpp).
+  const HostShare host{.processors = r.processors > 0 ? r.processors : processors_here(),
+                       .ranks_here = ranks_on_this_host(connected.sockets)};
   impl->engine =
       std::make_shared<Engine>(r.rank, r.world_size, connected.release_descriptors());
-  // Writer threads where every rank here has a processor to spare for one.
-  if (processors >= 2 * ranks_here) {
-    impl->engine->use_writers(r.writer_bytes);
-    impl->overlaps_transfers = true;
-  }
-  const bool crowded = ranks_here > processors;
-  impl->prefers_fewer_messages = any_rank_says(*impl->engine, crowded, r.timeout);
+  const EngineSetup setup = set_up(*impl->engine, host, r.writer_bytes, r.timeout);
+  impl->overlaps_transfers = setup.overlaps_transfers;
+  impl->prefers_fewer_messages = setup.prefers_fewer_messages;
   auto transport = std::make_shared<TcpTransport>(std::move(impl));
   transport->set_timeout(r.timeout);
   return transport;

@@ -84,7 +84,7 @@ struct WorldSpec {
   int processors = 0;
   // Where the host has at least two of those processors per rank on it, sends
   // of at least this many bytes go out through a writer thread per connection
-  // (engine_writer.cpp), so a rank sends while it receives and reduces.
+  // (writers.hpp, engine_policy.hpp), so a rank sends while it receives and reduces.
   // Tests lower it to send everything that way.
   std::size_t writer_bytes = kWriterBytes;
   // TORCHELASTIC_USE_AGENT_STORE=True: torchrun's agent hosts a c10d
