@@ -9,7 +9,7 @@ import shutil
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FRAME_VERSION, STORE_VERSION = 1, 3
+FRAME_VERSION, STORE_VERSION = 2, 3
 DATA, HELLO, HELLO_ACK, GOODBYE, ABORT, WAITING = 1, 2, 3, 4, 5, 6
 OP = dict(hello=1, set=2, get=3, add=4, wait=5, compare_set=6, check=7, delete=8,
           num_keys=9, auth=10)

@@ -314,7 +314,7 @@ TEST_CASE("garbage on a rank's port during the rendezvous is refused; the job go
   }
   {
     RawClient truncated(rank1);
-    truncated.send("RLTF\x01\x00", 6);
+    truncated.send("RLTF\x02\x00", 6);
     truncated.close();
     CHECK(log.wait_for({"rank 1: rejected", "closed after 6 of the 96 handshake bytes"}));
   }

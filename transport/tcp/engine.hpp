@@ -22,7 +22,7 @@
 //                     (driver.hpp), whether a wait spins (spin_policy.hpp),
 //                     one poll() round, when a parked payload moves
 //                     (parking.hpp);
-//   failure.hpp       failure: the first one, and the shutdown's stage;
+//   first_failure.hpp failure: the first one, and the shutdown's stage;
 //   blame.hpp         blame: whom a wait that ran out of time names;
 //   writers.hpp       writer threads: where processors are to spare, large
 //                     sends leave through a thread per connection (the one
@@ -64,7 +64,7 @@
 #include "transport/scratch_pool.hpp"
 #include "transport/tcp/blame.hpp"
 #include "transport/tcp/connections.hpp"
-#include "transport/tcp/failure.hpp"
+#include "transport/tcp/first_failure.hpp"
 #include "transport/tcp/framing.hpp"
 #include "transport/tcp/inbox.hpp"
 #include "transport/tcp/operations.hpp"
@@ -192,7 +192,7 @@ class Engine final : public std::enable_shared_from_this<Engine>, private FrameH
   Connections connections_;
   Inbox inbox_;
   Poller poller_;
-  Failure failure_;
+  FirstFailure failure_;
   BlameBook blame_;
   Writers writers_;
 };

@@ -18,7 +18,7 @@
 //   - while shutting down, a connection that ends is only closed: this rank
 //     needs nothing more, and must not abort ranks that may still finish.
 // As in InprocWorld::fail, the first failure wins; later ones change nothing
-// (failure.hpp). Where a writer's call is under way, send_custody.hpp says
+// (first_failure.hpp). Where a writer's call is under way, send_custody.hpp says
 // what a goodbye or a failure may do to the send it is writing.
 #include <cstring>
 

@@ -82,7 +82,9 @@ namespace ringlab::tcp {
 // ---- transport frames ------------------------------------------------------
 
 inline constexpr std::size_t kFrameHeaderBytes = 32;
-inline constexpr std::uint16_t kFrameVersion = 1;
+// 2: the element field (offset 12) says what a data frame holds; in version
+// 1 it was reserved and zero, so a build of each would misread the other.
+inline constexpr std::uint16_t kFrameVersion = 2;
 inline constexpr std::size_t kHelloBytes = 64;
 // The largest payload accepted (16 GiB): a larger length is garbage, not a
 // tensor, and must not become an allocation.

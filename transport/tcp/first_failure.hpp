@@ -15,7 +15,7 @@
 
 namespace ringlab::tcp {
 
-class Failure {
+class FirstFailure {
  public:
   bool failed() const { return !why_.empty(); }
   const std::string& why() const { return why_; }
