@@ -191,6 +191,12 @@ const char* legend_missing(const FrameView& view) {
 }
 constexpr const char* kLegendArrows =
     "Arrows: this step's messages; \"+\": the receiver reduces it into its own.";
+// Where the step has a message that never arrived (a real run that failed).
+constexpr const char* kLegendLost = "Dashed, red, with a cross: it never arrived (the run failed).";
+bool has_lost(const FrameView& view) {
+  return std::any_of(view.arrows.begin(), view.arrows.end(),
+                     [](const ArrowView& arrow) { return arrow.lost; });
+}
 
 // The rank entries in equal columns, as many as fit the width.
 struct LegendGrid {
@@ -220,7 +226,8 @@ float legend_height(const FrameView& view, float width, const Fonts& fonts) {
   const float line = ImGui::GetTextLineHeight() + spacing;
   const float heading_h = fonts.heading->FontSize * fonts.scale + spacing;
   return heading_h + wrapped(legend_intro(view)) +
-         line * static_cast<float>(legend_grid(view, width).rows + 1) + wrapped(kLegendArrows);
+         line * static_cast<float>(legend_grid(view, width).rows + 1) + wrapped(kLegendArrows) +
+         (has_lost(view) ? wrapped(kLegendLost) : 0.0f);
 }
 
 void draw_legend(const FrameView& view, const Fonts& fonts) {
@@ -238,6 +245,7 @@ void draw_legend(const FrameView& view, const Fonts& fonts) {
   swatch(kColors.missing);
   ImGui::TextUnformatted(legend_missing(view));
   ImGui::TextWrapped("%s", kLegendArrows);
+  if (has_lost(view)) ImGui::TextWrapped("%s", kLegendLost);
 }
 
 }  // namespace

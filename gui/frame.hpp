@@ -48,6 +48,7 @@ struct ArrowView {
   std::string range;         // the label without whose inputs: "chunk 0", "its reply"
   bool reduced = false;      // the receiver reduced it into its own buffer
   bool empty = false;        // it carries nothing: "empty chunk", a barrier's signal
+  bool lost = false;         // it never arrived (a real run that failed): drawn dashed, in red
 };
 
 struct CostView {

@@ -27,13 +27,25 @@ void add_messages(FrameView& view, const sim::Run& run, sim::Step step, bool nam
       range = range.substr(0, range.find(name_buffers ? " of its " : " of "));
       label = range + " (" + payload_text(run, message) + ")";
     }
+    if (!message.delivered) {  // a real run that failed: its receive never completed
+      label += ", never arrived";
+      range += ", never arrived";
+    }
     view.arrows.push_back({message.src, message.dst, std::move(label), std::move(range),
-                           message.reduced, message.bytes == 0});
+                           message.reduced, message.bytes == 0, !message.delivered});
     view.message_lines.push_back(message_clause(run, message) + " [" +
                                  std::to_string(message.bytes) + " B]");
     view.ranks.at(static_cast<std::size_t>(message.src)).sends = true;
     view.ranks.at(static_cast<std::size_t>(message.dst)).receives = true;
   }
+  // Receives no message matched (a real run that failed), from the step
+  // their rank began to wait.
+  for (const sim::Awaited& awaited : run.awaited)
+    if (awaited.step == step)
+      view.message_lines.push_back(role_of(run, awaited.dst) + " waits for " +
+                                   std::to_string(awaited.bytes) + " B from " +
+                                   role_of(run, awaited.src) +
+                                   ": they never come (the run failed)");
 }
 
 int subject_of(const sim::Run& run, sim::Step step) {

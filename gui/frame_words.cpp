@@ -261,9 +261,10 @@ std::string empty_message_name(const sim::Run& run) {
 std::string message_clause(const sim::Run& run, const sim::Message& message) {
   if (message.bytes == 0)
     return role_of(run, message.src) + " sends " + role_of(run, message.dst) + " an " +
-           empty_message_name(run);
+           empty_message_name(run) + (message.delivered ? "" : ", which it never receives");
   std::string clause = role_of(run, message.src) + " sends " + location_label(run, message.from) +
                        " to " + role_of(run, message.dst);
+  if (!message.delivered) return clause + ", which never receives it (the run failed)";
   if (message.reduced) return clause + ", which " + op_verb(message.reduce_op);
   if (message.to.region < 0)
     return clause + ", which stores it as its " + location_label(run, message.to);

@@ -64,6 +64,7 @@ struct ArrowLayout {
   Vec2 from;
   Vec2 to;
   bool faint = false;  // drawn thin, under the boxes: not the focus's, in a crossing overview
+  bool lost = false;   // never arrived: dashed, in red, a cross for a head
 };
 
 struct LabelLayout {

@@ -171,7 +171,7 @@ void place_label(RanksLayout& layout, std::size_t i, const ArrowView& source,
                  const LayoutFonts& fonts, float size) {
   const Vec2 backing{4, 2};
   const float room = layout.canvas.x - 4 - 2 * backing.x;
-  const std::string plus = source.reduced ? " +" : "";
+  const std::string plus = source.reduced && !source.lost ? " +" : "";  // lost: nothing reduced
   bool placed = false;
   for (const std::string& words : {source.label, source.range}) {
     TextItem item = text_item({}, shorten_to_width(words + plus, fonts.ui, size, room),
@@ -220,7 +220,7 @@ void place_arrows(RanksLayout& layout, const FrameView& view, const LayoutFonts&
     const bool faint =
         layout.arrows_at_focus_box && arrow.src != layout.focus && arrow.dst != layout.focus;
     layout.arrows.push_back({arrow.src, arrow.dst, exit_point(a, b.center()) + side,
-                             exit_point(b, a.center()) + side, faint});
+                             exit_point(b, a.center()) + side, faint, arrow.lost});
   }
   const float size = fonts.ui.size * (view.arrows.size() > 8 ? 0.8f : 0.95f);
   for (std::size_t i : label_order(layout, view))

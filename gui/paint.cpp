@@ -68,18 +68,36 @@ struct Painter {
     const Vec2 unit = d * (1.0f / length);
     const Vec2 normal{-unit.y, unit.x};
     const float head = item.faint ? 8.0f : 13.0f;
-    const ImU32 color = item.faint ? kColors.faint_arrow : kColors.arrow;
     const Vec2 base = item.to - unit * head;
+    if (item.lost) return lost_arrow(item, unit, normal, base, head);
+    const ImU32 color = item.faint ? kColors.faint_arrow : kColors.arrow;
     list->AddLine(at(item.from), at(base), color, item.faint ? 1.5f : 3.0f);
     list->AddTriangleFilled(at(item.to), at(base + normal * (head * 0.45f)),
                             at(base - normal * (head * 0.45f)), color);
   }
 
-  void label(const LabelLayout& item) const {
+  // A message that never arrived: dashes, and a cross where its head would be.
+  void lost_arrow(const ArrowLayout& item, Vec2 unit, Vec2 normal, Vec2 base, float head) const {
+    const ImU32 color = kColors.lost_arrow;
+    const float width = item.faint ? 1.5f : 3.0f;
+    const Vec2 d = base - item.from;
+    const float length = std::sqrt(d.x * d.x + d.y * d.y);
+    constexpr float kDash = 10.0f, kGap = 7.0f;
+    for (float t = 0; t < length; t += kDash + kGap)
+      list->AddLine(at(item.from + unit * t), at(item.from + unit * std::min(t + kDash, length)),
+                    color, width);
+    const Vec2 center = base + unit * (head * 0.5f);
+    const Vec2 a = (unit + normal) * (head * 0.6f), b = (unit - normal) * (head * 0.6f);
+    list->AddLine(at(center - a), at(center + a), color, width);
+    list->AddLine(at(center - b), at(center + b), color, width);
+  }
+
+  void label(const LabelLayout& item, bool lost) const {
+    const ImU32 color = lost ? kColors.lost_arrow : kColors.arrow;
     list->AddRectFilled(at(item.box.min), at(item.box.max), kColors.arrow_label, 4.0f);
-    list->AddRect(at(item.box.min), at(item.box.max), kColors.arrow, 4.0f);
+    list->AddRect(at(item.box.min), at(item.box.max), color, 4.0f);
     ImFont* font = item.text.font == FontKind::Mono ? fonts.mono : fonts.ui;
-    list->AddText(font, item.text.size, at(item.text.at), kColors.arrow, item.text.text.c_str());
+    list->AddText(font, item.text.size, at(item.text.at), color, item.text.text.c_str());
   }
 };
 
@@ -95,7 +113,8 @@ void paint_ranks(ImDrawList* list, const RanksLayout& layout, ImVec2 origin, con
   if (layout.overview) painter.panel(layout.focus_box);
   for (const ArrowLayout& arrow : layout.arrows)
     if (!arrow.faint) painter.arrow(arrow);
-  for (const LabelLayout& label : layout.labels) painter.label(label);
+  for (const LabelLayout& label : layout.labels)
+    painter.label(label, layout.arrows[static_cast<std::size_t>(label.arrow)].lost);
 }
 
 }  // namespace ringlab::gui

@@ -22,6 +22,7 @@ struct Colors {
   ImU32 cell_label = imgui_color(kCellLabelRgb, 215);  // backing behind a cell's value, ranks
   ImU32 arrow = imgui_color(kArrowRgb);
   ImU32 faint_arrow = imgui_color(kArrowRgb, 110);  // one of many crossing messages
+  ImU32 lost_arrow = imgui_color(kLostRgb);  // a failed run's message that never arrived
   ImU32 arrow_label = IM_COL32(20, 22, 26, 235);
 };
 inline const Colors kColors{};

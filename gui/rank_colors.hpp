@@ -33,6 +33,7 @@ inline constexpr Rgb kMissingRgb{58, 62, 70};    // a cell with no rank's input 
 inline constexpr Rgb kCellLabelRgb{16, 18, 22};  // behind a cell's value and ranks
 inline constexpr Rgb kTextRgb{235, 238, 242};
 inline constexpr Rgb kArrowRgb{255, 210, 90};
+inline constexpr Rgb kLostRgb{255, 110, 100};  // a message that never arrived
 
 // Rank r's color (r >= 0; repeats after 16).
 inline Rgb rank_rgb(int rank) { return kRankRgb[rank % kRankColorCount]; }

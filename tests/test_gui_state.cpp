@@ -536,3 +536,54 @@ TEST_CASE("whether every message of an act goes between ring neighbours") {
   CHECK_FALSE(neighbours("parameter_server", 8, ""));
   CHECK(neighbours("all_to_all", 2, ""));  // two ranks are always neighbours
 }
+
+// A real run that failed (gui --trace): a message whose receive never
+// completed, and a receive no message matched. Simulated runs have neither:
+// every arrow of every frame of a scenario arrived.
+TEST_CASE("a failed run's message that never arrived, and a receive that waited in vain") {
+  GuiState state = make_state("ring_allreduce", 3);
+  for (int frame = 0; frame < frame_count(state); ++frame) {
+    apply(state, JumpTo{frame});
+    for (const ArrowView& arrow : build_frame(state).arrows) CHECK_FALSE(arrow.lost);
+  }
+  sim::Run& run = state.recording.acts.at(0).run;
+  // Step 2: rank 0's message to rank 1 never arrives, and rank 2 waits for
+  // 24 bytes from rank 1 that never come.
+  const auto lost = std::find_if(run.messages.begin(), run.messages.end(),
+                                 [](const sim::Message& m) { return m.step == 2 && m.src == 0; });
+  REQUIRE(lost != run.messages.end());
+  lost->delivered = false;
+  sim::Awaited awaited;
+  awaited.src = 1;
+  awaited.dst = 2;
+  awaited.step = 2;
+  awaited.bytes = 24;
+  run.awaited.push_back(awaited);
+  apply(state, JumpTo{2});
+  const FrameView view = build_frame(state);
+  int lost_arrows = 0;
+  for (const ArrowView& arrow : view.arrows) {
+    CAPTURE(arrow.label);
+    const bool named = arrow.label.find(", never arrived") != std::string::npos;
+    CHECK(named == arrow.lost);
+    if (arrow.lost) {
+      ++lost_arrows;
+      CHECK(arrow.src == 0);
+      CHECK(arrow.dst == 1);
+      CHECK(arrow.range.find(", never arrived") != std::string::npos);
+    }
+  }
+  CHECK(lost_arrows == 1);
+  const auto says = [&](const std::string& words) {
+    return std::any_of(view.message_lines.begin(), view.message_lines.end(),
+                       [&](const std::string& line) { return line.find(words) != std::string::npos; });
+  };
+  CAPTURE(view.message_lines.size());
+  CHECK(says("rank 0 sends"));
+  CHECK(says("to rank 1, which never receives it (the run failed)"));
+  CHECK(says("rank 2 waits for 24 B from rank 1: they never come (the run failed)"));
+  apply(state, JumpTo{3});  // a later step does not repeat the wait
+  const FrameView later = build_frame(state);
+  for (const std::string& line : later.message_lines)
+    CHECK(line.find("never come") == std::string::npos);
+}
