@@ -100,7 +100,7 @@ if ((tsan)); then
   tsan_build_and_run() {
     cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_FLAGS="-fsanitize=thread -Wno-tsan" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
-      >/dev/null &&
+      -DRINGLAB_TEST_TIMEOUT_SCALE=8 >/dev/null &&
     cmake --build build-tsan -j"$(nproc)" --target test_inproc test_transport_inproc \
       test_transport_tcp test_transport_nccl_rules &&
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 \
