@@ -249,6 +249,32 @@ TEST_CASE("a receive above the limit given up while its message arrives fails th
                        PeerError);
 }
 
+// A peer that failed because of another rank sends an abort frame naming it,
+// then exits; this rank's next write meets the closed socket before it has
+// read the frame. Its error names the rank the abort named, as every other
+// rank's does, not the peer that passed the news on.
+TEST_CASE("a write that fails reads the abort frame that came first and names its culprit") {
+  EngineWithRawPeers rank0(3);
+  const std::vector<std::byte> abort = encode_abort({2, "rank 1: rank 2 crashed"});
+  const auto header = encode_frame_header({FrameKind::Abort, 1, 0, abort.size()});
+  asio::write(*rank0.peers[1], asio::buffer(header));
+  asio::write(*rank0.peers[1], asio::buffer(abort));
+  rank0.peers[1]->close();
+  const std::vector<int> data(1024, 7);
+  // The first write may still be taken (the peer's reset answers it).
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    try {
+      rank0.engine->isend(1, 4, std::as_bytes(std::span(data)))->wait(1s);
+    } catch (const PeerError& error) {
+      CHECK(error.peer() == 2);
+      CHECK(std::string(error.what()).find("rank 2 crashed") != std::string::npos);
+      return;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  FAIL("no send to the closed peer failed");
+}
+
 TEST_CASE("a wait for a small message spins at first, and not for a while after a slow yield") {
   using namespace std::chrono;
   SpinPolicy policy{microseconds(200), 64 << 10, microseconds(1000), milliseconds(100)};

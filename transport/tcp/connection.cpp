@@ -93,7 +93,7 @@ std::size_t unwritten_iovecs(const SendOp& op, iovec* iov) {
 }
 
 void Connection::write(FrameHandler& handler) {
-  while (!sends.empty()) {
+  while (!sends.empty() && send_failure.empty()) {
     iovec iov[kMaxIovecs];
     std::size_t count = 0;
     for (const auto& op : sends) {
@@ -170,6 +170,14 @@ void Connection::consume_staged(FrameHandler& handler) {
 }
 
 void Connection::read(FrameHandler& handler) {
+  // A handler may come back here (a write that fails reads what the peer
+  // said first, Engine::sends_failed): the read under way goes on instead.
+  if (reading) return;
+  reading = true;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{reading};
   bool drained = false;  // the last recv() was short: the socket is empty for now
   for (;;) {
     consume_staged(handler);

@@ -99,7 +99,8 @@ struct Connection {
   const int peer;
   int fd;
   std::string failure;       // set once the connection is closed (not polled any more)
-  std::string send_failure;  // set once writing failed
+  std::string send_failure;  // set once writing failed (nothing more is written)
+  bool reading = false;      // read() is under way (a handler it called may want to read)
   bool departed = false;     // the peer said goodbye
   std::vector<std::byte> control;  // an abort or waiting frame's payload, while it arrives
   std::deque<std::shared_ptr<SendOp>> sends;

@@ -45,6 +45,11 @@ void Engine::sends_failed(Connection& c, int error) {
   c.send_failure = "rank " + std::to_string(rank_) + ": connection to rank " +
                    std::to_string(c.peer) + " failed while sending (" + std::strerror(error) +
                    "): rank " + std::to_string(c.peer) + " probably exited or crashed";
+  // A peer that failed because of another rank sends an abort frame naming
+  // that rank, then exits: a write may meet the closed socket before the
+  // frame, which already arrived, is read. It is read first, so the error
+  // names the rank the peer named (abort_received), not the peer.
+  if (!failure_.failed() && c.open()) c.read(*this);
   for (auto& op : c.sends) complete(*op, c.send_failure, c.peer);
   c.sends.clear();
   fail_all(c.peer, c.send_failure);
