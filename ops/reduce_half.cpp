@@ -125,7 +125,9 @@ constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   return _cvtsh_ss(b);
 }
 [[gnu::target("avx,f16c"), gnu::always_inline]] inline std::uint16_t store1(float f) {
-  return static_cast<std::uint16_t>(_cvtss_sh(f, kNearest));
+  // _mm_cvtps_ph rather than _cvtss_sh: clang's macro for the latter is a
+  // compound literal (a C99 feature clang warns about in C++).
+  return static_cast<std::uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), kNearest), 0));
 }
 
 template <ReduceOp Op>

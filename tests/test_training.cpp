@@ -373,7 +373,8 @@ TEST_SUITE("training_checkpoint") {
         CHECK(what.find(cut) != std::string::npos);
       }
     }
-    write_file(cut, std::string("PK\x03\x04", 4) + "archive/data.pkl");
+    using namespace std::string_literals;  // a zip header, as torch.save writes one
+    write_file(cut, "PK\x03\x04" "archive/data.pkl"s);
     CHECK_THROWS_WITH_AS(load_checkpoint(cut), doctest::Contains("as torch.save writes"),
                          CheckpointError);
     write_file(cut, "hello");

@@ -9,6 +9,9 @@
 //     pending, or posted later) does it become a failure, named after p.
 //   - end of stream or reset without a goodbye, or a write that fails: p died
 //     (or its process exited without shutting down): a failure named after p.
+//     Frames read before the end come first, so an abort frame p sent before
+//     it exited names the root cause instead; a write that fails reads what
+//     p sent before it fails anything (sends_failed).
 //   - a failure fails EVERY pending and future operation of this engine with
 //     PeerError(p), not just those on p's connection (a rank waiting on a
 //     survivor would otherwise time out, naming the survivor), and sends an
