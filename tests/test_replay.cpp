@@ -206,3 +206,48 @@ TEST_CASE(
     CHECK(replay.output.find("before the first message") == std::string::npos);
   }
 }
+
+// RINGLAB_TRACE=DIR leaves each rank's file in DIR and merges them into
+// DIR/trace.json only once every rank wrote one: a run that lost a rank
+// leaves the rank files alone. The folder replays as the merged file does
+// (the reference: a lesson's trace, merged by its launcher, split here into
+// one file per rank).
+TEST_CASE("the folder of a run's rank files replays as their merged trace does") {
+  const Folder folder;
+  const ProgramRun run =
+      ringlab_in(folder, "lesson all_reduce -n 3 --trace T.json --timeout-ms 20000");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  std::ifstream in(folder / "T.json");
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  const nlohmann::json& entries = trace["otherData"]["ringlab_walkthroughs"];
+  REQUIRE(entries.size() == 3);
+  std::filesystem::create_directory(folder / "D");
+  for (const nlohmann::json& entry : entries) {
+    nlohmann::json one = {{"traceEvents", nlohmann::json::array()},
+                          {"otherData", {{"ringlab_walkthroughs", {entry}}}}};
+    std::ofstream(folder.path / "D" / ("rank" + std::to_string(entry["rank"].get<int>()) + ".json"))
+        << one.dump();
+  }
+  // Everything after the first line, which names the path given.
+  const auto body = [](const std::string& output) { return output.substr(output.find('\n')); };
+  for (const std::string& words : {std::string("--list"), std::string("--walkthrough 1")}) {
+    const ProgramRun merged = ringlab_in(folder, "replay T.json " + words);
+    const ProgramRun split = ringlab_in(folder, "replay D " + words);
+    INFO(merged.output);
+    INFO(split.output);
+    REQUIRE(merged.status == 0);
+    CHECK(split.status == 0);
+    CHECK(body(split.output) == body(merged.output));
+  }
+  // A missing merged file whose folder holds rank files says to give the folder.
+  const ProgramRun missing = ringlab_in(folder, "replay D/trace.json --list");
+  INFO(missing.output);
+  CHECK(missing.status != 0);
+  CHECK(missing.output.find("give the folder, 'D', to read them together") != std::string::npos);
+  std::filesystem::create_directory(folder / "E");
+  const ProgramRun empty = ringlab_in(folder, "replay E --list");
+  INFO(empty.output);
+  CHECK(empty.status != 0);
+  CHECK(empty.output.find("holds neither trace.json nor rank<r>.json files") != std::string::npos);
+}

@@ -17,7 +17,7 @@
 #include "gui/state.hpp"
 #include "gui/walkthrough.hpp"
 #include "simulator/real_run.hpp"
-#include "simulator/walkthrough_file.hpp"
+#include "simulator/trace_folder.hpp"
 #include "tools/commands.hpp"
 
 namespace ringlab::gui {
@@ -65,7 +65,7 @@ Act real_act(const sim::RealWalkthrough& w) {
 // A real run's walkthroughs (all, or the one --walkthrough names) as acts;
 // the controls show the first one's settings.
 GuiState real_run_state(const GuiCommand& cmd) {
-  const auto all = sim::real_walkthroughs(sim::read_walkthroughs(cmd.trace));
+  const auto all = sim::real_walkthroughs(sim::read_run_walkthroughs(cmd.trace));
   std::vector<Act> acts;
   const sim::RealWalkthrough* first = nullptr;
   std::string why;
@@ -157,8 +157,9 @@ void add_gui_command(CLI::App& app) {
                   "the one the step follows; in the window: click a rank, or [ and ])")
       ->check(cli::whole_number(0, kMaxRanks - 1, "a rank"));
   auto* trace = gui->add_option("--trace", cmd->trace,
-                                 "a real run's trace (lesson/run --trace, RINGLAB_TRACE): step "
-                                 "through its collectives (`ringlab replay FILE --list`)");
+                                 "a real run's trace (lesson/run --trace, RINGLAB_TRACE), or the "
+                                 "folder of its rank files: step through its collectives "
+                                 "(`ringlab replay FILE --list`)");
   gui->add_option("--walkthrough", cmd->walkthrough,
                   "with --trace: only this collective, its number (from 1) or its name")
       ->needs(trace);

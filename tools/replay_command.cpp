@@ -17,7 +17,7 @@
 #include "simulator/model_file.hpp"
 #include "simulator/real_run.hpp"
 #include "simulator/real_timings.hpp"
-#include "simulator/walkthrough_file.hpp"
+#include "simulator/trace_folder.hpp"
 #include "tools/commands.hpp"
 #include "tools/option_checks.hpp"
 #include "tools/run_printer.hpp"
@@ -169,7 +169,7 @@ std::string fate(const RealWalkthrough& w) {
 }
 
 void run_replay(const ReplayCommand& c) {
-  const std::vector<RealWalkthrough> all = real_walkthroughs(read_walkthroughs(c.file));
+  const std::vector<RealWalkthrough> all = real_walkthroughs(read_run_walkthroughs(c.file));
   const auto picked = pick_walkthroughs(all, c.list ? "" : c.walkthrough, c.file);
   const CostModel model = c.model_file.empty() ? CostModel{} : load_cost_model(c.model_file);
   std::printf("# ringlab replay: %s: %zu walkthrough%s of a real run\n", c.file.c_str(),
@@ -195,7 +195,9 @@ void add_replay_command(CLI::App& app) {
       "replay",
       "step through a real run's trace (lesson/run --trace, RINGLAB_TRACE): every message and "
       "buffer, as `ringlab sim` shows a simulated run");
-  sub->add_option("file", cmd->file, "the trace file (Chrome JSON, as --trace writes it)")
+  sub->add_option("file", cmd->file,
+                  "the trace file (Chrome JSON, as --trace writes it), or the folder of a "
+                  "run's rank<r>.json files (RINGLAB_TRACE=DIR)")
       ->required();
   sub->add_option("--walkthrough", cmd->walkthrough,
                   "only this collective: its number (from 1) or its name (--list)");
