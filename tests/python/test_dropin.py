@@ -472,7 +472,7 @@ EXPECTED = {
 # -- running ------------------------------------------------------------------------
 
 
-def rank_main(rank, world, backend, port, name, out_dir, started):
+def rank_main(rank, world, backend, port, name, out_dir, started, initialized):
     with open(os.path.join(out_dir, f"rank{rank}.txt"), "w") as out:
         r = Rank(rank, world, backend, out)
         try:
@@ -486,6 +486,11 @@ def rank_main(rank, world, backend, port, name, out_dir, started):
             dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                                     world_size=world,
                                     timeout=datetime.timedelta(seconds=CASES[name][2]))
+            # Every rank is out of init_process_group before any runs its
+            # case: in torch 1.13 rank 0 hosts the store, and a rank 0 whose
+            # case ends at once (every call refused) would otherwise exit
+            # while another rank is still in init's store-based barrier.
+            initialized.wait(120)
             CASES[name][1](r)
         except Exception:  # noqa: BLE001 - said, and the case fails on it
             traceback.print_exc()
@@ -507,9 +512,9 @@ def program(name, backend, out_dir):
     world = CASES[name][0]
     port = free_port()
     fork = multiprocessing.get_context("fork")
-    started = fork.Barrier(world)
+    started, initialized = fork.Barrier(world), fork.Barrier(world)
     procs = [fork.Process(target=rank_main,
-                          args=(rank, world, backend, port, name, out_dir, started))
+                          args=(rank, world, backend, port, name, out_dir, started, initialized))
              for rank in range(world)]
     for p in procs:
         p.start()
