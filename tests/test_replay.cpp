@@ -53,6 +53,16 @@ std::vector<std::string> lines_with(const std::string& text, const std::string& 
   return lines;
 }
 
+// A lesson's all_reduce on 3 tcp ranks, traced into folder/T.json: the trace, parsed.
+nlohmann::json lesson_trace(const Folder& folder) {
+  const ProgramRun run =
+      ringlab_in(folder, "lesson all_reduce -n 3 --trace T.json --timeout-ms 20000");
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  std::ifstream in(folder / "T.json");
+  return nlohmann::json::parse(in);
+}
+
 struct Case {
   std::string algorithm;
   int ranks;
@@ -166,12 +176,7 @@ TEST_CASE(
 TEST_CASE(
     "a trace that is not one ringlab wrote, or was damaged, is refused, saying what is wrong") {
   const Folder folder;
-  const ProgramRun run =
-      ringlab_in(folder, "lesson all_reduce -n 3 --trace T.json --timeout-ms 20000");
-  INFO(run.output);
-  REQUIRE(run.status == 0);
-  std::ifstream in(folder / "T.json");
-  const nlohmann::json trace = nlohmann::json::parse(in);
+  const nlohmann::json trace = lesson_trace(folder);
   // Each change: what it does to rank 0's first walkthrough, and the words
   // the refusal must hold.
   struct Damage {
@@ -214,12 +219,7 @@ TEST_CASE(
 // one file per rank).
 TEST_CASE("the folder of a run's rank files replays as their merged trace does") {
   const Folder folder;
-  const ProgramRun run =
-      ringlab_in(folder, "lesson all_reduce -n 3 --trace T.json --timeout-ms 20000");
-  INFO(run.output);
-  REQUIRE(run.status == 0);
-  std::ifstream in(folder / "T.json");
-  const nlohmann::json trace = nlohmann::json::parse(in);
+  const nlohmann::json trace = lesson_trace(folder);
   const nlohmann::json& entries = trace["otherData"]["ringlab_walkthroughs"];
   REQUIRE(entries.size() == 3);
   std::filesystem::create_directory(folder / "D");

@@ -35,22 +35,24 @@ Inbox::Placement Inbox::place(int peer, const FrameHeader& header) {
   return {Placement::Keep, nullptr, {}};
 }
 
-std::shared_ptr<Queued> Inbox::keep(int peer, const FrameHeader& frame) {
-  if (!may_keep(frame.length)) return nullptr;
+std::shared_ptr<Queued> Inbox::fresh_message(const FrameHeader& frame) {
   auto message = std::make_shared<Queued>();
   message->size = frame.length;
   message->element = frame.element;
   message->data = pool_->take(frame.length);
+  return message;
+}
+
+std::shared_ptr<Queued> Inbox::keep(int peer, const FrameHeader& frame) {
+  if (!may_keep(frame.length)) return nullptr;
+  auto message = fresh_message(frame);
   matcher_.keep(peer, frame.tag, message);
   return message;
 }
 
 std::shared_ptr<Queued> Inbox::keep_partial(const RecvOp& op, const FrameHeader& frame,
                                             std::size_t got) {
-  auto message = std::make_shared<Queued>();
-  message->size = frame.length;
-  message->element = frame.element;
-  message->data = pool_->take(frame.length);
+  auto message = fresh_message(frame);
   std::memcpy(message->data.storage.get(), op.buffer.data(), got);
   matcher_.keep(op.peer, op.tag, message, true);
   return message;

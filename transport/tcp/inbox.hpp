@@ -78,6 +78,9 @@ class Inbox {
   std::vector<std::shared_ptr<RecvOp>> clear();
 
  private:
+  // A message of frame's length and element, its memory from the pool (not kept yet).
+  std::shared_ptr<Queued> fresh_message(const FrameHeader& frame);
+
   int rank_;
   std::uint64_t max_unexpected_;
   std::shared_ptr<ScratchPool> pool_;
